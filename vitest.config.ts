@@ -1,0 +1,25 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+
+// Tests import the packages' TypeScript sources (not dist), so `vitest run` needs no prior build.
+export default defineConfig({
+  resolve: {
+    alias: {
+      "@rebuno/protocol": src("protocol"),
+      "@rebuno/kernel-transport": src("kernel-transport"),
+      "@rebuno/client": src("client"),
+      "@rebuno/dev-kernel": src("dev-kernel"),
+      "@rebuno/sdk": src("sdk"),
+      "@rebuno/testing": src("testing"),
+    },
+  },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: "forks",
+    restoreMocks: true,
+  },
+});
