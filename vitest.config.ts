@@ -16,7 +16,7 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "tests/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

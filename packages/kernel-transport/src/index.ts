@@ -1,1 +1,53 @@
-export {};
+// Public API of @rebuno/kernel-transport. Every export is listed by name (no `export *`).
+
+export type {
+  AgentTransport,
+  AgentTransportOptions,
+  CallOptions,
+  StepOutcomeAck,
+} from "./agent-api.js";
+export { createAgentTransport } from "./agent-transport.js";
+export type {
+  CheckpointCapture,
+  CheckpointCaptureFailure,
+  CheckpointsInput,
+  CompleteExecutionInput,
+  CompleteStepInput,
+  FailStepInput,
+  RegisterResourceInput,
+  StreamDeltaInput,
+  SubmitStepInput,
+} from "./bodies.js";
+export { MAX_STREAM_DELTA_BYTES } from "./bodies.js";
+export type { FetchLike } from "./engine.js";
+export { isUnsentFailure, SubmissionOutcomeUnknown } from "./errors.js";
+export type {
+  AttemptContext,
+  HttpCore,
+  HttpCoreOptions,
+  HttpMethod,
+  HttpRequest,
+  HttpResponse,
+} from "./http-core.js";
+export { createHttpCore, DEFAULT_TIMEOUT_MS, retryAfterMs } from "./http-core.js";
+export type { DispatchLease } from "./lease.js";
+export { heartbeatIntervalMs, leaseHeaders } from "./lease.js";
+export type { LeaseKeeperOptions } from "./lease-keeper.js";
+export { LeaseKeeper } from "./lease-keeper.js";
+export type { TransportLogger } from "./logger.js";
+export { consoleLogger } from "./logger.js";
+export type { LoopDelaySource } from "./loop-monitor.js";
+export type { RetryCallOptions, RetryEvent, RetryMode, RetryOptions } from "./retry.js";
+export {
+  DEFAULT_RETRY,
+  isRetryableFailure,
+  RETRY_STATUSES,
+  resolveRetryOptions,
+  retryCall,
+  retryDelayMs,
+} from "./retry.js";
+export type { AgentSigner, AgentSignerOptions } from "./signer.js";
+export { createAgentSigner } from "./signer.js";
+export type { BaseUrl } from "./url.js";
+export { escapePathSegment, parseBaseUrl, queryString } from "./url.js";
+export { TRANSPORT_USER_AGENT, TRANSPORT_VERSION } from "./version.js";

@@ -62,9 +62,9 @@ function codeForStatus(status: number): string {
 
 const MAX_FALLBACK_CHARS = 300;
 
-function fallbackMessage(status: number, fallbackText: string | undefined): string {
+function trimFallback(fallbackText: string | undefined): string | undefined {
   const text = fallbackText?.trim() ?? "";
-  if (text === "") return `HTTP ${status}`;
+  if (text === "") return undefined;
   return text.length > MAX_FALLBACK_CHARS ? `${text.slice(0, MAX_FALLBACK_CHARS)}…` : text;
 }
 
@@ -91,10 +91,15 @@ export function errorFromEnvelope(status: number, body: unknown, fallbackText?: 
   const env = asEnvelope(body);
   const rawCode = env !== undefined && typeof env.code === "string" && env.code !== "" ? env.code : undefined;
   const code = rawCode ?? codeForStatus(status);
-  const message =
-    env !== undefined && typeof env.message === "string" && env.message !== ""
-      ? env.message
-      : fallbackMessage(status, fallbackText ?? (env === undefined && typeof body === "string" ? body : undefined));
+  // Message: the envelope's; else (known class) the class default; else the response text
+  // when there was no JSON envelope at all; else `HTTP <status>`.
+  let message: string | undefined;
+  if (env !== undefined) {
+    message = typeof env.message === "string" && env.message !== "" ? env.message : undefined;
+    if (message === undefined && rawCode === undefined) message = `HTTP ${status}`;
+  } else {
+    message = trimFallback(fallbackText ?? (typeof body === "string" ? body : undefined)) ?? `HTTP ${status}`;
+  }
   const details = env?.details;
   const options = details === undefined || details === null ? { status } : { status, details };
 
@@ -107,7 +112,7 @@ export function errorFromEnvelope(status: number, body: unknown, fallbackText?: 
     ? ERROR_CODE_CLASSES[code as KernelErrorCode]
     : undefined;
   if (cls !== undefined) return new cls(message, options);
-  return new KernelError(message, { ...options, code });
+  return new KernelError(message ?? `HTTP ${status}`, { ...options, code });
 }
 
 // Kernel reasons are snake_case tokens; prose reasons get the `policy_denied:` prefix.

@@ -63,6 +63,7 @@ export class RebunoError extends Error {
   ): value is InstanceType<T> {
     if (typeof value !== "object" || value === null) return false;
     if ((value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] !== true) return false;
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class the check is called on.
     const wanted = (this.prototype as { name: string }).name;
     for (let p = Object.getPrototypeOf(value); p !== null; p = Object.getPrototypeOf(p)) {
       if (hasOwnName(p, wanted)) return true;
@@ -70,7 +71,8 @@ export class RebunoError extends Error {
     return false;
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the right-hand side of `instanceof`.
     return RebunoError.isInstance.call(this as never, value);
   }
 }

@@ -75,7 +75,10 @@ function safeEqualText(a: string, b: string): boolean {
  * {@link isTimestampWithinWindow}.
  */
 export function verifyRequestSignature(
-  input: RequestSigningInput & { readonly secret: SigningSecret; readonly signature: string | null | undefined },
+  input: RequestSigningInput & {
+    readonly secret: SigningSecret;
+    readonly signature: string | null | undefined;
+  },
 ): boolean {
   if (typeof input.signature !== "string" || !input.signature.startsWith(REQUEST_SIG_PREFIX)) return false;
   return safeEqualText(input.signature, REQUEST_SIG_PREFIX + requestHex(input.secret, input));

@@ -1,1 +1,131 @@
-export {};
+/**
+ * @rebuno/sdk: decorated toolboxes, tools, agents, steps, subagents, resources.
+ *
+ * The polyfill import comes first so `Symbol.metadata` exists before any decorated class that
+ * imports this package is evaluated.
+ */
+import "./polyfill.js";
+
+export {
+  Blocked,
+  ConfigurationError,
+  ConflictError,
+  ForbiddenError,
+  failureReason,
+  InternalError,
+  KernelError,
+  LeaseSuperseded,
+  NetworkError,
+  NotFoundError,
+  PolicyError,
+  RateLimited,
+  RebunoError,
+  Terminated,
+  TimeoutError,
+  ToolError,
+  TransportError,
+  UnauthorizedError,
+  ValidationError,
+} from "@rebuno/protocol";
+export { Agent, type AgentHandler, type AgentOptions } from "./agent/agent.js";
+export { type AgentClassConfig, agent } from "./agent/agent-decorator.js";
+export { raiseForRefusal, refusalFromError } from "./agent/refusal.js";
+export { Result } from "./agent/result.js";
+export type { ServeHandle, ServeOptions } from "./agent/serve.js";
+export { MAX_WEBHOOK_BYTES } from "./agent/webhook.js";
+export { METADATA_SYMBOL } from "./polyfill.js";
+export { type CallBody, runCall } from "./runtime/call.js";
+export {
+  ExecutionContext,
+  type ExecutionContextInit,
+  execution,
+  type Frame,
+  previous,
+} from "./runtime/context.js";
+export type {
+  CaptureFailureRef,
+  CaptureRef,
+  CaptureSet,
+  KernelPort,
+  LeaseRef,
+  RegisterResourceBody,
+  ResourceViewLike,
+  StepDecisionLike,
+  StepLike,
+  StepResourceRef,
+  SubmitStepBody,
+} from "./runtime/kernel-port.js";
+export { consoleLogger, type Logger } from "./runtime/logger.js";
+export { type OffloadFunction, type OffloadOptions, offload } from "./runtime/offload.js";
+export { type ResourceOptions, resource } from "./runtime/resource.js";
+export type { CheckpointPolicy, ResourceDriver } from "./runtime/resource-types.js";
+export { type StepOptions, step } from "./runtime/step.js";
+export { type SubagentClient, type SubagentOptions, subagent } from "./runtime/subagent.js";
+export type { StandardSchemaV1 } from "./standard-schema.js";
+export type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "./tool-types.js";
+export {
+  type CallableTool,
+  defineTool,
+  type ToolDefinition,
+  type WrapToolDefinition,
+  wrapTool,
+} from "./tools/define-tool.js";
+export {
+  TOOLS_METADATA_KEY,
+  type ToolDecorator,
+  type ToolMeta,
+  type ToolMethod,
+  type ToolOptions,
+  tool,
+} from "./tools/decorator.js";
+export {
+  type CallKind,
+  type CallSpec,
+  type DenialFormatter,
+  defaultDenialFormatter,
+  TOOL_ID_PATTERN,
+  type ToolSpec,
+} from "./tools/tool-spec.js";
+export { Toolbox, toolboxMetadata } from "./tools/toolbox.js";
+
+// Provider schemas, framework exporters and MCP wrapping (owned by the schema/adapters/mcp work).
+export {
+  ANTHROPIC_STRICT_DIALECT,
+  ANTHROPIC_STRICT_LIMITS,
+  type AnthropicTool,
+  type AnthropicToolsOptions,
+  assignToolNames,
+  checkAnthropicBudgets,
+  checkOpenAIBudgets,
+  collectTools,
+  compileStrictSchema,
+  DRAFT_2020_12,
+  fromJsonSchema,
+  type GeminiFunctionDeclaration,
+  type GeminiTool,
+  type GeminiToolsOptions,
+  type JsonSchemaIssue,
+  makeNullable,
+  OPENAI_STRICT_DIALECT,
+  OPENAI_STRICT_LIMITS,
+  type OpenAIChatTool,
+  type OpenAIResponsesTool,
+  type OpenAIToolsOptions,
+  type SanitizeToolNameOptions,
+  type SchemaKind,
+  type SchemaSource,
+  type StrictDialect,
+  sanitizeToolName,
+  schemaKind,
+  stripStrictNulls,
+  TOOL_NAME_PATTERN,
+  type ToolSource,
+  toAnthropicStrictSchema,
+  toAnthropicTools,
+  toGeminiSchema,
+  toGeminiTools,
+  toJsonSchema,
+  toOpenAIStrictSchema,
+  toOpenAITools,
+  validateJsonSchema,
+} from "./schema/index.js";

@@ -16,6 +16,8 @@
  * | object   | `map[string]any`  | `map[k1:v1 k2:v2]`, keys sorted        |
  */
 
+import { compareUtf8 } from "@rebuno/protocol";
+
 /**
  * Formats a JSON-decoded value exactly like Go's `%v` verb would after `json.Unmarshal`.
  *
@@ -40,24 +42,10 @@ export function formatGoValue(value: unknown): string {
 }
 
 function formatGoMap(map: Record<string, unknown>): string {
-  // Go's fmt sorts string keys with `<`, i.e. by UTF-8 bytes, which is code point order. JS `<` on
-  // strings compares UTF-16 code units and disagrees for astral vs. U+E000–U+FFFF keys.
-  const keys = Object.keys(map).sort(compareCodePoints);
+  // Go's fmt sorts string keys with `<`, i.e. by UTF-8 bytes. JS `<` on strings compares UTF-16
+  // code units and disagrees for astral vs. U+E000–U+FFFF keys, hence compareUtf8.
+  const keys = Object.keys(map).sort(compareUtf8);
   return `map[${keys.map((k) => `${k}:${formatGoValue(map[k])}`).join(" ")}]`;
-}
-
-/** Orders strings by Unicode code point (= UTF-8 byte order, Go's string order). */
-export function compareCodePoints(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const ca = ia.next();
-    const cb = ib.next();
-    if (ca.done === true) return cb.done === true ? 0 : -1;
-    if (cb.done === true) return 1;
-    const d = (ca.value.codePointAt(0) ?? 0) - (cb.value.codePointAt(0) ?? 0);
-    if (d !== 0) return d;
-  }
 }
 
 /**

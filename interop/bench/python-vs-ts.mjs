@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// Per-step latency: the official Python SDK vs our TypeScript SDK, both as agents of the same
+// rebuno-dev on this machine in the same run. Each agent runs one execution that makes N no-op tool
+// calls in a row (each = POST /steps → proceed → body → POST /complete). Reports mean µs/step
+// measured inside the handler (the loop only) and end to end (create → completed), and the ratio.
+//
+//   node interop/bench/python-vs-ts.mjs [--calls 1000] [--rounds 2]
+// Prints one JSON line on stdout; exits 1 if a run fails, 0 otherwise (the 2× goal is reported,
+// not enforced, because it depends on the machine's load).
+import assert from "node:assert/strict";
+import { parseArgs } from "node:util";
+import { loadPackages, plain, waitForStatus, World } from "../lib/harness.mjs";
+
+const { values } = parseArgs({ options: { calls: { type: "string", default: "1000" }, rounds: { type: "string", default: "2" } } });
+const calls = Number(values.calls);
+const rounds = Number(values.rounds);
+
+const packages = await loadPackages();
+const world = new World({ name: "bench-python-vs-ts", packages, external: undefined });
+try {
+  await world.setup([
+    { id: "bench-py", kind: "bench", lang: "py" },
+    { id: "bench-ts", kind: "bench", lang: "ts" },
+  ]);
+  await Promise.all([world.startAgent("bench-py"), world.startAgent("bench-ts")]);
+
+  async function one(agentId) {
+    const t0 = performance.now();
+    const ex = await world.client.create(agentId, { calls });
+    const done = await waitForStatus(world.client, ex.id, "completed", { timeoutMs: 300_000 });
+    const wallMs = performance.now() - t0;
+    const out = plain(done.output);
+    assert.equal(out.calls, calls);
+    const steps = await world.client.listSteps(ex.id);
+    assert.equal(steps.length, calls, `${agentId} recorded ${steps.length} steps`);
+    return { loopUs: (out.seconds * 1e6) / calls, wallUs: (wallMs * 1000) / calls };
+  }
+
+  // Warm-up (imports, JIT, connection pools), then alternate so both see the same machine state.
+  await one("bench-py");
+  await one("bench-ts");
+  const py = [];
+  const ts = [];
+  for (let r = 0; r < rounds; r++) {
+    py.push(await one("bench-py"));
+    ts.push(await one("bench-ts"));
+  }
+  const mean = (xs, k) => xs.reduce((s, x) => s + x[k], 0) / xs.length;
+  const result = {
+    bench: "python-vs-ts",
+    calls_per_execution: calls,
+    rounds,
+    kernel: "rebuno-dev (memory store)",
+    python_sdk: "rebuno==0.29.2",
+    python_us_per_step: Math.round(mean(py, "loopUs")),
+    ts_us_per_step: Math.round(mean(ts, "loopUs")),
+    python_wall_us_per_step: Math.round(mean(py, "wallUs")),
+    ts_wall_us_per_step: Math.round(mean(ts, "wallUs")),
+  };
+  result.ratio = Number((result.python_us_per_step / result.ts_us_per_step).toFixed(2));
+  result.goal_2x_met = result.ratio >= 2;
+  console.log(JSON.stringify(result));
+} catch (err) {
+  console.error(err?.stack ?? err);
+  console.error(world.logs());
+  process.exitCode = 1;
+} finally {
+  await world.teardown();
+}

@@ -1,0 +1,107 @@
+// Leases: an at_most_once tool whose agent process is SIGKILLed mid-body is redelivered and the
+// official SDK raises the indeterminate ToolError; a tool longer than the lease survives on heartbeats.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { allEvents, plain, waitFor, waitForStatus } from "../lib/harness.mjs";
+
+const INDETERMINATE =
+  "outcome unknown: this may already have taken effect. Check the state before continuing.";
+const RETRY_REFUSED = "prior attempt outcome unknown; retry refused";
+
+export default [
+  {
+    name: "python at_most_once + crash: SIGKILL mid-tool, redelivery → indeterminate ToolError, retry denied",
+    agents: [{ id: "py-crash", kind: "crash", leaseTimeoutSeconds: 10 }],
+    timeoutMs: 90_000,
+    async run(w) {
+      const marker = path.join(w.dir, "charge-started");
+      rmSync(marker, { force: true });
+      await w.startAgent("py-crash", { INTEROP_MARKER: marker });
+      const created = await w.client.create("py-crash", { amount: 42 });
+      await waitFor(() => existsSync(marker), { timeoutMs: 20_000, what: "charge_card body to start" });
+      const firstPid = Number(readFileSync(marker, "utf8").trim());
+      assert.equal(firstPid, w.agent("py-crash").proc.pid);
+      const killedAt = Date.now();
+      await w.killAgent("py-crash", "SIGKILL");
+      rmSync(marker, { force: true });
+      // Same port, fresh process: nothing of the first attempt survives in memory.
+      await w.startAgent("py-crash", { INTEROP_MARKER: marker });
+
+      const ex = await waitForStatus(w.client, created.id, "completed", { timeoutMs: 60_000 });
+      const redeliveredAfterMs = Date.now() - killedAt;
+      const out = plain(ex.output);
+      assert.equal(existsSync(marker), false, "the at_most_once body must not run again");
+      assert.deepEqual(out.first_error?.str, `charge_card: ${INDETERMINATE}`);
+      assert.equal(out.first_error.tool_id, "charge_card");
+      assert.equal(out.retry, `charge_card not allowed. reason: [policy_denied] ${RETRY_REFUSED} (HTTP 403)`);
+      assert.equal(out.refund, "refunded 42");
+      assert.deepEqual(out.calls, { refund_card: 1 }, "second process ran only refund_card");
+      assert.equal(out.lease.attempt, 2, "the reclaimed dispatch is redelivered as attempt 2");
+
+      const steps = await w.client.listSteps(ex.id);
+      const charges = steps
+        .filter((s) => s.target === "charge_card")
+        .sort((a, b) => a.occurrence - b.occurrence);
+      assert.equal(charges.length, 2);
+      assert.equal(charges[0].status, "failed");
+      assert.equal(charges[0].idempotency, "at_most_once");
+      assert.deepEqual(plain(charges[0].error), { message: INDETERMINATE, reason: "indeterminate" });
+      assert.equal(charges[0].stepId, out.first_error.step_id);
+      assert.equal(charges[1].status, "denied");
+      assert.deepEqual(plain(charges[1].error), { reason: RETRY_REFUSED, rule_id: "__indeterminate_retry" });
+
+      const events = await allEvents(w.client, ex.id);
+      const acked = events.filter((e) => e.type === "dispatch.acked");
+      assert.deepEqual(
+        acked.map((e) => e.payload.attempt),
+        [1, 2],
+      );
+      assert.equal(
+        acked[0].payload.dispatch_id,
+        acked[1].payload.dispatch_id,
+        "reclaim keeps the dispatch id",
+      );
+      assert.equal(acked[1].payload.dispatch_id, out.lease.dispatch_id);
+      const chargeEvents = events.filter((e) => e.payload?.step_id === charges[0].stepId).map((e) => e.type);
+      assert.deepEqual(chargeEvents, ["step.proposed", "step.allowed", "step.executing", "step.failed"]);
+      // The last renewal (heartbeat every 10/3 s) was at most ~3.4 s before the kill.
+      assert.ok(
+        redeliveredAfterMs >= 6_000,
+        `redelivered after ${redeliveredAfterMs} ms: the 10 s lease cannot have expired yet`,
+      );
+    },
+  },
+  {
+    name: "python heartbeats: a 14 s tool under a 10 s lease keeps attempt 1",
+    agents: [{ id: "py-slow", kind: "slow", leaseTimeoutSeconds: 10 }],
+    timeoutMs: 60_000,
+    async run(w) {
+      await w.startAgent("py-slow");
+      const started = Date.now();
+      const created = await w.client.create("py-slow", { seconds: 14 });
+      const ex = await waitForStatus(w.client, created.id, "completed", { timeoutMs: 45_000 });
+      const elapsed = Date.now() - started;
+      const out = plain(ex.output);
+      assert.ok(elapsed >= 14_000, `completed after ${elapsed} ms`);
+      assert.ok(out.job.slept >= 14, `slept ${out.job.slept}`);
+      assert.deepEqual(out.calls, { slow_job: 1 }, "the tool body ran once");
+      assert.equal(out.lease.attempt, 1);
+      const events = await allEvents(w.client, ex.id);
+      const deliveries = events.filter((e) => e.type.startsWith("dispatch."));
+      assert.deepEqual(
+        deliveries.map((e) => [e.type, e.payload.attempt]),
+        [
+          ["dispatch.queued", 0],
+          ["dispatch.acked", 1],
+        ],
+        "no reclaim/redelivery while heartbeats renew the lease",
+      );
+      const steps = await w.client.listSteps(ex.id);
+      assert.equal(steps.length, 1);
+      assert.equal(steps[0].status, "succeeded");
+      // The agent log must show no lease loss.
+      assert.doesNotMatch(w.agentLog("py-slow"), /lease superseded|dispatch heartbeat failed/i);
+    },
+  },
+];

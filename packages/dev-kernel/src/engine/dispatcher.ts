@@ -1,0 +1,238 @@
+/**
+ * Webhook delivery loop and lease reaper (protocol §7.1–7.3). The loop never spins: it sleeps
+ * until the next row is due (at most `pollMs`, the production idle poll) and is woken on enqueue.
+ * Claims happen in a transaction (attempt + 1, occurrence counters cleared); the HTTP delivery is
+ * the only await, and its result is applied with the attempt as a fence.
+ */
+import { HEADER_EXECUTION_ID, HEADER_SIGNATURE, webhookSignature } from "@rebuno/protocol";
+import { agentLeaseMs } from "../config.js";
+import { WEBHOOK_EXTRA_HEADERS } from "../inferences.js";
+import type { DispatchRow } from "../store/types.js";
+import { isTerminalExecution } from "../store/types.js";
+import type { KernelContext } from "./context.js";
+import { appendEvent } from "./events.js";
+import { terminate } from "./lifecycle.js";
+
+/** What a claimed row turned into. */
+type Claimed =
+  | { readonly kind: "deliver"; readonly row: DispatchRow; readonly url: string; readonly secret: string }
+  | { readonly kind: "done" };
+
+/** Exponential backoff with jitter: `min(base·2^(attempt−1), max)` plus `[0, 0.25·d)`. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const d = Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
+  return d + random() * 0.25 * d;
+}
+
+/** The delivery loop of one kernel. */
+export class Dispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private wakeScheduled = false;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly ctx: KernelContext) {}
+
+  /** Start polling. */
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** A row became due now: run a pass soon (coalesced; never inside the caller's transaction). */
+  wake(): void {
+    if (this.stopped || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.pass();
+    });
+  }
+
+  /** Stop claiming and wait for deliveries in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Resolves when every delivery started so far has settled (tests and `tick()`). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.pass();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** Claim and start delivering every due row the free workers can take, then sleep. */
+  pass(): void {
+    if (this.stopped) return;
+    const { store, config } = this.ctx;
+    try {
+      const free = config.concurrency - this.inFlight.size;
+      if (free > 0) {
+        for (const row of store.listDueDispatches(this.ctx.clock(), free)) {
+          const claimed = store.transaction(() => this.claim(row.id));
+          if (claimed.kind === "deliver") this.track(this.deliver(claimed.row, claimed.url, claimed.secret));
+        }
+      }
+    } catch (err) {
+      this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
+      this.ctx.reportError(err, "dispatch");
+    }
+    const next = store.nextDispatchDueAt();
+    const wait = next === undefined ? config.pollMs : Math.min(config.pollMs, Math.max(0, next - this.ctx.clock()));
+    // A due row with no free worker waits for a delivery to finish (track() wakes the loop).
+    this.schedule(this.inFlight.size >= config.concurrency ? config.pollMs : wait);
+  }
+
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => {
+      this.inFlight.delete(p);
+      this.wake();
+    });
+  }
+
+  /** §7.1: claim (attempt + 1, clear counters), then discard / exhaust / deliver. */
+  private claim(id: string): Claimed {
+    const { store } = this.ctx;
+    const row = store.getDispatch(id);
+    const now = this.ctx.clock();
+    if (row === undefined || (row.status !== "pending" && row.status !== "failed") || row.nextAttemptAt > now) {
+      return { kind: "done" };
+    }
+    const execution = store.getExecution(row.executionId);
+    const agent = execution === undefined ? undefined : store.getAgent(execution.agentId);
+    const claimed: DispatchRow = {
+      ...row,
+      status: "in_flight",
+      attempt: row.attempt + 1,
+      lockedBy: this.ctx.replicaId,
+      lockedAt: now,
+      leaseMs: agentLeaseMs(this.ctx.config, agent?.leaseTimeoutSeconds),
+    };
+    store.updateDispatch(claimed);
+    store.clearOccurrences(row.id);
+    if (execution === undefined || isTerminalExecution(execution.status)) {
+      store.updateDispatch({ ...claimed, status: "exhausted" });
+      if (execution !== undefined) {
+        appendEvent(this.ctx, row.executionId, "dispatch.discarded", dispatchPayload(claimed, "exhausted"));
+      }
+      this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "discarded"]);
+      return { kind: "done" };
+    }
+    if (claimed.attempt > claimed.maxAttempts) {
+      // Caps redelivery after lease expiries, which never pass through the failure branch.
+      this.exhaust(claimed);
+      return { kind: "done" };
+    }
+    if (agent === undefined) {
+      // The agent was deleted: the delivery cannot be made; count it as a failed attempt.
+      this.applyFailure(claimed);
+      return { kind: "done" };
+    }
+    return { kind: "deliver", row: claimed, url: agent.webhookUrl, secret: agent.secret };
+  }
+
+  private exhaust(row: DispatchRow): void {
+    const execution = this.ctx.store.getExecution(row.executionId);
+    if (execution === undefined) return;
+    if (terminate(this.ctx, execution, { status: "failed", reason: "dispatch_exhausted" })) {
+      this.ctx.metrics.inc("rebuno_dispatch_exhausted_total");
+    }
+  }
+
+  private async deliver(row: DispatchRow, url: string, secret: string): Promise<void> {
+    const body = JSON.stringify({
+      execution_id: row.executionId,
+      dispatch_id: row.id,
+      dispatch_attempt: row.attempt,
+      lease_timeout_seconds: row.leaseMs / 1000,
+    });
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      [HEADER_SIGNATURE]: webhookSignature(secret, body),
+    };
+    if (WEBHOOK_EXTRA_HEADERS.includes("execution_id")) headers[HEADER_EXECUTION_ID] = row.executionId;
+    let ok = false;
+    try {
+      const request = new Request(url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.ctx.config.dispatchTimeoutMs),
+      });
+      const response = await this.ctx.fetch(request);
+      ok = response.status >= 200 && response.status < 300;
+      // Drain so keep-alive sockets are reused and in-process handlers finish cleanly.
+      await response.arrayBuffer().catch(() => undefined);
+    } catch {
+      ok = false;
+    }
+    try {
+      this.ctx.store.transaction(() => (ok ? this.applyAck(row) : this.applyFailure(row)));
+    } catch (err) {
+      this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
+      this.ctx.reportError(err, "dispatch");
+    }
+  }
+
+  /** 2xx: `dispatch.acked`, unless the attempt was superseded or the execution already ended. */
+  private applyAck(row: DispatchRow): void {
+    const current = this.ctx.store.getDispatch(row.id);
+    const execution = this.ctx.store.getExecution(row.executionId);
+    if (current === undefined || current.attempt !== row.attempt || execution === undefined) return;
+    if (isTerminalExecution(execution.status)) return;
+    appendEvent(this.ctx, row.executionId, "dispatch.acked", dispatchPayload(current, "acked"));
+    this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "acked"]);
+  }
+
+  /** Non-2xx / error: `dispatch.failed`, then retry with backoff or exhaust (fenced by attempt). */
+  private applyFailure(row: DispatchRow): void {
+    const current = this.ctx.store.getDispatch(row.id);
+    if (current === undefined || current.attempt !== row.attempt || current.status !== "in_flight") return;
+    const execution = this.ctx.store.getExecution(row.executionId);
+    if (execution === undefined || isTerminalExecution(execution.status)) return;
+    appendEvent(this.ctx, row.executionId, "dispatch.failed", dispatchPayload(current, "failed"));
+    this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "failed"]);
+    if (current.attempt >= current.maxAttempts) {
+      this.exhaust(current);
+      return;
+    }
+    const { backoffBaseMs, backoffMaxMs } = this.ctx.config;
+    this.ctx.store.updateDispatch({
+      ...current,
+      status: "failed",
+      lockedBy: undefined,
+      nextAttemptAt: this.ctx.clock() + backoffMs(current.attempt, backoffBaseMs, backoffMaxMs),
+    });
+  }
+
+  /** §7.3 reaper: expired `in_flight` leases go back to `pending`, due now, attempt unchanged. */
+  reap(): number {
+    const expired = this.ctx.store.listExpiredLeases(this.ctx.clock());
+    for (const row of expired) {
+      this.ctx.store.transaction(() => {
+        const current = this.ctx.store.getDispatch(row.id);
+        if (current === undefined || current.status !== "in_flight" || current.attempt !== row.attempt) return;
+        this.ctx.store.updateDispatch({ ...current, status: "pending", lockedBy: undefined, nextAttemptAt: this.ctx.clock() });
+      });
+      this.ctx.metrics.inc("rebuno_dispatch_reclaimed_total");
+    }
+    if (expired.length > 0) this.wake();
+    return expired.length;
+  }
+}
+
+function dispatchPayload(row: DispatchRow, status: string): Record<string, unknown> {
+  return { dispatch_id: row.id, execution_id: row.executionId, status, attempt: row.attempt };
+}

@@ -1,0 +1,105 @@
+/**
+ * Background lifecycle work (protocol §12): the lease reaper, and one sweep that expires
+ * approvals, cancels executions past their deadline, repairs unsettled subagents and applies
+ * retention. Timers are unref'd and cleared on close; `runOnce()` lets tests with a fake clock
+ * drive the same work deterministically.
+ */
+import { REASON_PARENT_TERMINAL } from "../inferences.js";
+import { isTerminalExecution } from "../store/types.js";
+import { expireApprovals } from "./approvals.js";
+import type { KernelContext } from "./context.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { settleParentStep, terminate } from "./lifecycle.js";
+
+const RETENTION_BATCH = 500;
+
+/** Reaper and sweeper timers of one kernel. */
+export class Maintenance {
+  private reapTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ctx: KernelContext,
+    private readonly dispatcher: Dispatcher,
+  ) {}
+
+  /** Run the reaper once now (protocol: "and once at startup"), then on its cadence. */
+  start(): void {
+    this.guard("reaper", () => this.dispatcher.reap());
+    this.reapTimer = setInterval(() => this.guard("reaper", () => this.dispatcher.reap()), this.ctx.config.reapIntervalMs);
+    this.reapTimer.unref();
+    this.sweepTimer = setInterval(() => this.guard("sweep", () => this.sweep()), this.ctx.config.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  stop(): void {
+    if (this.reapTimer !== undefined) clearInterval(this.reapTimer);
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    this.reapTimer = undefined;
+    this.sweepTimer = undefined;
+  }
+
+  /** Reap leases and sweep once, now. */
+  runOnce(): void {
+    this.guard("reaper", () => this.dispatcher.reap());
+    this.guard("sweep", () => this.sweep());
+  }
+
+  private guard(loop: string, fn: () => unknown): void {
+    try {
+      fn();
+    } catch (err) {
+      this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", loop]);
+      this.ctx.reportError(err, loop);
+    }
+  }
+
+  private sweep(): void {
+    expireApprovals(this.ctx);
+    this.cancelPastDeadline();
+    this.repairSubagents();
+    this.applyRetention();
+  }
+
+  private cancelPastDeadline(): void {
+    const { store } = this.ctx;
+    for (const e of store.listExecutionsPastDeadline(this.ctx.clock())) {
+      store.transaction(() => {
+        const current = store.getExecution(e.id);
+        if (current !== undefined) terminate(this.ctx, current, { status: "cancelled", reason: "deadline_exceeded" });
+      });
+    }
+  }
+
+  /** §8.6: settle terminal children whose parent step still executes; cancel orphans of ended parents. */
+  private repairSubagents(): void {
+    const { store } = this.ctx;
+    for (const child of store.listUnsettledSubagents()) {
+      store.transaction(() => {
+        const current = store.getExecution(child.id);
+        if (current === undefined) return;
+        if (isTerminalExecution(current.status)) settleParentStep(this.ctx, current);
+        else terminate(this.ctx, current, { status: "cancelled", reason: REASON_PARENT_TERMINAL });
+      });
+    }
+  }
+
+  /**
+   * §12 retention: delete terminal executions older than the cutoff; a session goes only when
+   * every execution in it qualifies.
+   */
+  private applyRetention(): void {
+    const { store, config } = this.ctx;
+    if (config.retentionMs <= 0) return;
+    const cutoff = this.ctx.clock() - config.retentionMs;
+    for (const e of store.listTerminalExecutionsBefore(cutoff, RETENTION_BATCH)) {
+      store.transaction(() => {
+        if (e.session !== undefined) {
+          const turns = store.listSessionExecutions(e.session);
+          if (!turns.every((t) => isTerminalExecution(t.status) && t.updatedAt < cutoff)) return;
+        }
+        store.deleteExecution(e.id);
+      });
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The transport-neutral kernel core: route, authenticate, run the handler, and turn every
+ * failure into the error envelope. Nothing thrown by a handler can crash the process or escape
+ * as a non-JSON answer; unexpected errors become `500 internal_error` and are reported.
+ */
+import { KernelError, parseJsonObjectWithRaw } from "@rebuno/protocol";
+import type { KernelContext } from "../engine/context.js";
+import { invalid, methodNotAllowed, notFound } from "../errors.js";
+import { MAX_JSON_DEPTH } from "../inferences.js";
+import { authenticate } from "./auth.js";
+import { errorResponse } from "./respond.js";
+import type { Route, RouteInput } from "./router.js";
+import { Router } from "./router.js";
+import type { CoreHandler, CoreRequest, CoreResponse } from "./types.js";
+
+const EMPTY_QUERY = new URLSearchParams();
+
+/** Build the core handler over a route table. */
+export function createCoreHandler(ctx: KernelContext, routes: readonly Route[]): CoreHandler {
+  const router = new Router(routes);
+  return async (req: CoreRequest): Promise<CoreResponse> => {
+    let response: CoreResponse;
+    try {
+      const q = req.target.indexOf("?");
+      const path = q < 0 ? req.target : req.target.slice(0, q);
+      const match = router.match(req.method, path);
+      if (match.kind === "not_found") throw notFound("no route for this path");
+      if (match.kind === "method_not_allowed") {
+        response = errorResponse(methodNotAllowed(), { allow: match.allow.join(", ") });
+      } else {
+        const { route } = match;
+        const caller = authenticate(ctx, req, route.auth, route.scopes ?? []);
+        const input: RouteInput = {
+          req,
+          params: match.params,
+          query: q < 0 ? EMPTY_QUERY : new URLSearchParams(req.target.slice(q + 1)),
+          caller,
+        };
+        response = await route.handler(ctx, input);
+      }
+    } catch (err) {
+      response = toErrorResponse(ctx, err);
+    }
+    ctx.metrics.inc("rebuno_http_requests_total", ["code", String(response.status)]);
+    return response;
+  };
+}
+
+function toErrorResponse(ctx: KernelContext, err: unknown): CoreResponse {
+  if (KernelError.isInstance(err)) return errorResponse(err);
+  ctx.reportError(err, "http");
+  return errorResponse(new KernelError("internal error", { status: 500, code: "internal_error" }));
+}
+
+/**
+ * Parse a JSON object body (depth-bounded, raw text of each top-level field kept) and validate it.
+ * Malformed → 400 `validation error: invalid JSON: …`.
+ */
+export function parseBody<T>(
+  req: CoreRequest,
+  validate: (value: unknown) => T,
+): { readonly body: T; readonly raw: Readonly<Record<string, string>> } {
+  const text = req.body;
+  if (text.length === 0) throw invalid("invalid JSON: empty body");
+  let parsed: ReturnType<typeof parseJsonObjectWithRaw>;
+  try {
+    parsed = parseJsonObjectWithRaw(text, { maxDepth: MAX_JSON_DEPTH });
+  } catch (err) {
+    if (KernelError.isInstance(err) && !err.message.startsWith("validation error")) {
+      throw invalid(err.message);
+    }
+    throw err;
+  }
+  return { body: validate(parsed.value), raw: parsed.raw };
+}

@@ -1,0 +1,118 @@
+/**
+ * Every place where protocol.md marks behaviour as [INFERENCE] (section 16) — or where this
+ * project deliberately differs from the production kernel — is decided here, so changing a guess
+ * is a one-line edit. Each constant names the open question it answers.
+ */
+
+import type { StepStatus } from "./store/types.js";
+
+/** §16.1: `execution.blocked` reason written by `POST /suspend` (docs string). */
+export const REASON_AWAITING_STEPS = "awaiting_steps";
+
+/** §16.1: reason of a subagent cancelled because its parent ended (docs string). */
+export const REASON_PARENT_TERMINAL = "parent_agent_terminal";
+
+/** §16.2: HTTP status of an idempotent repeat create (same body shape as a fresh create). */
+export const IDEMPOTENT_REPEAT_CREATE_STATUS = 201;
+
+/**
+ * §16.3: cancelling a terminal execution answers 409 with this code (newest docs); agent
+ * complete/fail/suspend on a terminal execution answer 409 `execution_terminal`.
+ */
+export const CANCEL_TERMINAL_CODE: "conflict" | "execution_terminal" = "conflict";
+
+/**
+ * §16.6: a `judge` rule that cannot be judged (no judge configured) denies with the rule's
+ * `reason`, else `policy_denied`; `rule_id` is the rule's id.
+ */
+export function judgeUnavailableReason(ruleReason: string | undefined): string {
+  return ruleReason !== undefined && ruleReason !== "" ? ruleReason : "policy_denied";
+}
+
+/**
+ * §16.7: `step.rate_limited` payload carries `step_id` (the id the call would have had; no step
+ * row exists), `step_type`, `target`, `rule_id`, `reason`.
+ */
+export const RATE_LIMITED_EVENT_HAS_STEP_ID = true;
+
+/** §16.8: a rate-limit park happens at most once per execution lifetime (not per dispatch). */
+export const RATE_LIMIT_PARK_ONCE_PER_EXECUTION = true;
+
+/**
+ * §16.9 / §11: after an approval is granted, denied or expires, the execution resumes only when
+ * nothing else waits (same rule as subagent settlement). `false` resumes unconditionally like the
+ * Aug 2026 source.
+ */
+export const RESUME_APPROVALS_ONLY_WHEN_IDLE = true;
+
+/** §16.11: token budget is exhausted once `spent ≥ max_tokens`. */
+export function budgetExhausted(spent: number, maxTokens: number): boolean {
+  return spent >= maxTokens;
+}
+
+/** §16.12: base scope of `POST /fork` (plus `policies:write` with `policy_bundle`). */
+export const FORK_SCOPE = "executions:write";
+
+/**
+ * §16.14: lease check on `POST …/steps/{id}/stream`: the lease must be *current* when the lease
+ * headers are present; they are not required.
+ */
+export const STREAM_LEASE_CHECK: "current_when_present" | "none" = "current_when_present";
+
+/** §16.15: `every_steps: 0` disables checkpointing (docs), instead of being coerced to 1. */
+export const EVERY_STEPS_ZERO_DISABLES = true;
+
+/** §16.16 / §16.26: reads of an unknown execution (events, steps, stream) answer 404. */
+export const UNKNOWN_EXECUTION_READS_404 = true;
+
+/** §16.17: headers of a webhook delivery besides `Content-Type` and `Rebuno-Signature`. */
+export const WEBHOOK_EXTRA_HEADERS: readonly ("execution_id" | "lease")[] = ["execution_id"];
+
+/** §16.18: replayed denials include `rule_id` from the stored error. */
+export const REPLAYED_DENIAL_HAS_RULE_ID = true;
+
+/** §16.19: `GET /v0/approvals` without `?status=` lists pending approvals; other statuses filter. */
+export const APPROVALS_DEFAULT_STATUS = "pending";
+
+/** §16.21: in dev mode a supplied bearer token that is neither the bootstrap token nor a live key → 401. */
+export const DEV_MODE_REJECTS_UNKNOWN_TOKENS = true;
+
+/** §16.22: `POST /v0/agents` on an existing agent keeps its stored policy bundle. */
+export const REREGISTER_KEEPS_BUNDLE = true;
+
+/** §16.23: status of `POST /v0/executions/{id}/resources`. */
+export const RESOURCE_REGISTER_STATUS = 200;
+
+/**
+ * §16.24: completing/failing a step in one of these statuses → 409 `conflict` (only
+ * `awaiting_approval` is confirmed).
+ */
+export const OUTCOME_CONFLICT_STATUSES: ReadonlySet<StepStatus> = new Set([
+  "awaiting_approval",
+  "proposed",
+  "allowed",
+]);
+
+/**
+ * §16.25: order of the checks after the policy match for a new step. Documented here; the code in
+ * `engine/decide.ts` follows it: policy match → token budget → judge → rate limit → record.
+ */
+export const NEW_STEP_CHECK_ORDER = ["policy", "budget", "judge", "rate_limit", "record"] as const;
+
+/** §16.13: `GET /v0/api-keys` answers a bare JSON array of key metadata (no token). */
+export const API_KEY_LIST_IS_ARRAY = true;
+
+/**
+ * Project decision (differs from protocol §2, which says 400): a request body over the limit is
+ * answered `413` with code `validation_error` and message `request body too large`, without
+ * reading the rest of the body.
+ */
+export const BODY_TOO_LARGE_STATUS = 413;
+/** Message of the 413 answer. */
+export const BODY_TOO_LARGE_MESSAGE = "request body too large";
+
+/**
+ * Maximum nesting depth of request JSON. Go's decoder allows 10 000; we bound at 512 so hostile
+ * input never reaches recursive code (the canonicalizer, `JSON.stringify`). Deeper → 400.
+ */
+export const MAX_JSON_DEPTH = 512;

@@ -1,0 +1,93 @@
+/**
+ * In-process fan-out of stream deltas (protocol §4.5): best effort, no replay, and a bounded
+ * buffer per subscriber so a slow reader never blocks the agent that publishes.
+ */
+
+/** Deltas a subscriber may hold before new ones are dropped for it. */
+export const SUBSCRIBER_BUFFER = 64;
+
+/** Where a subscriber's frames go; `write` returns false when the socket is congested. */
+export interface StreamSink {
+  write(frame: string): boolean;
+}
+
+class Subscriber {
+  readonly queue: string[] = [];
+  congested = false;
+  scheduled = false;
+  constructor(readonly sink: StreamSink) {}
+
+  push(frame: string): void {
+    if (this.queue.length >= SUBSCRIBER_BUFFER) return; // full: drop for this subscriber only
+    this.queue.push(frame);
+    this.schedule();
+  }
+
+  schedule(): void {
+    if (this.scheduled || this.congested) return;
+    this.scheduled = true;
+    // Deliver after the publishing request finished: publishing stays O(1) per subscriber.
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    while (this.queue.length > 0 && !this.congested) {
+      if (!this.sink.write(this.queue.shift()!)) this.congested = true;
+    }
+  }
+}
+
+/** A live subscription; `drain()` resumes delivery after the sink reported congestion. */
+export interface Subscription {
+  close(): void;
+  drain(): void;
+}
+
+/** Stream-delta bus keyed by execution id. */
+export class StreamBus {
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
+
+  /** Subscribe to deltas published for `executionId` from now on. */
+  subscribe(executionId: string, sink: StreamSink): Subscription {
+    const sub = new Subscriber(sink);
+    let set = this.subscribers.get(executionId);
+    if (set === undefined) {
+      set = new Set();
+      this.subscribers.set(executionId, set);
+    }
+    set.add(sub);
+    return {
+      close: () => {
+        const s = this.subscribers.get(executionId);
+        if (s === undefined) return;
+        s.delete(sub);
+        if (s.size === 0) this.subscribers.delete(executionId);
+      },
+      drain: () => {
+        sub.congested = false;
+        sub.schedule();
+      },
+    };
+  }
+
+  /** Publish one delta; returns how many subscribers accepted it (dropped ones excluded). */
+  publish(executionId: string, stepId: string, seq: number, data: string): number {
+    const set = this.subscribers.get(executionId);
+    if (set === undefined) return 0;
+    const frame = `data: ${JSON.stringify({ step_id: stepId, seq, data })}\n\n`;
+    let accepted = 0;
+    for (const sub of set) {
+      if (sub.queue.length < SUBSCRIBER_BUFFER) accepted++;
+      sub.push(frame);
+    }
+    return accepted;
+  }
+
+  /** Number of live subscribers (all executions). */
+  get size(): number {
+    let n = 0;
+    for (const s of this.subscribers.values()) n += s.size;
+    return n;
+  }
+}

@@ -1,0 +1,231 @@
+import { LeaseSuperseded, Terminated } from "@rebuno/protocol";
+import type { AgentTransport } from "./agent-api.js";
+import { BIND_OBSERVED, type LeaseObserver } from "./agent-transport.js";
+import { assertLease, type DispatchLease, heartbeatIntervalMs } from "./lease.js";
+import { consoleLogger, type TransportLogger } from "./logger.js";
+import { type LoopDelaySource, sharedLoopMonitor } from "./loop-monitor.js";
+
+/** Options for {@link LeaseKeeper}. */
+export interface LeaseKeeperOptions {
+  /** Sends the heartbeats; `keeper.transport` is this transport bound to `keeper.signal`. */
+  readonly transport: Pick<AgentTransport, "heartbeat" | "withSignal">;
+  readonly executionId: string;
+  readonly lease: DispatchLease;
+  readonly logger?: TransportLogger | undefined;
+  /** Wall clock in ms (default `Date.now`), used to measure how long the lease went unrenewed. */
+  readonly clock?: (() => number) | undefined;
+  /**
+   * K: after this many consecutive non-409 heartbeat failures that also span more than the lease
+   * period since the last renewal, the lease is treated as lost (default 3).
+   */
+  readonly maxConsecutiveFailures?: number | undefined;
+  /** Event-loop stall watcher; `false` disables the warning (default: the shared monitor). */
+  readonly loopDelay?: LoopDelaySource | false | undefined;
+  /** Stall length that triggers the warning (default `lease.timeoutMs / 3`). */
+  readonly loopDelayWarnMs?: number | undefined;
+}
+
+interface StepMark {
+  readonly label: string;
+  readonly at: number;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}
+
+/**
+ * Keeps a dispatch lease alive while a run works on it (protocol §6.6, §7.3):
+ * - heartbeats every `min(lease/3, 30 s)`, the first one interval after `start()`;
+ * - a `409 lease_superseded` (or `execution_terminal`) stops renewal and aborts {@link signal},
+ *   after which every call through {@link transport} throws `LeaseSuperseded` without sending;
+ * - other heartbeat failures are logged; after K in a row *and* more than the lease period since
+ *   the last successful renewal, the kernel has certainly reclaimed the dispatch, so the lease is
+ *   treated as lost the same way (sdk-surface G9);
+ * - logs one warning, naming the running step, when an event-loop stall longer than lease/3
+ *   threatens the lease (heartbeat timers cannot fire while the loop is blocked).
+ */
+export class LeaseKeeper {
+  /** Aborted when the lease is lost (or abandoned); hand it to the run. */
+  readonly signal: AbortSignal;
+  /** The heartbeat period in ms. */
+  readonly intervalMs: number;
+  readonly executionId: string;
+  readonly lease: DispatchLease;
+
+  private readonly controller = new AbortController();
+  private readonly base: Pick<AgentTransport, "heartbeat" | "withSignal">;
+  private readonly logger: TransportLogger;
+  private readonly clock: () => number;
+  private readonly maxFailures: number;
+  private readonly loopDelay: LoopDelaySource | false;
+  private readonly warnMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private started = false;
+  private stopped = false;
+  private beating = false;
+  private failures = 0;
+  private lastRenewalAt = 0;
+  private warned = false;
+  private current: StepMark | undefined;
+  private previous: StepMark | undefined;
+  private bound: AgentTransport | undefined;
+
+  constructor(options: LeaseKeeperOptions) {
+    assertLease(options.lease);
+    this.base = options.transport;
+    this.executionId = options.executionId;
+    this.lease = options.lease;
+    this.intervalMs = heartbeatIntervalMs(options.lease);
+    this.logger = options.logger ?? consoleLogger;
+    this.clock = options.clock ?? (() => Date.now());
+    this.maxFailures = options.maxConsecutiveFailures ?? 3;
+    this.loopDelay = options.loopDelay ?? sharedLoopMonitor;
+    this.warnMs = options.loopDelayWarnMs ?? options.lease.timeoutMs / 3;
+    this.signal = this.controller.signal;
+  }
+
+  /** True once the lease is lost or abandoned (the signal has aborted). */
+  get lost(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** Why the lease was lost, when it was. */
+  get lostReason(): unknown {
+    return this.signal.aborted ? this.signal.reason : undefined;
+  }
+
+  /**
+   * The transport bound to {@link signal}. A `LeaseSuperseded` or `SubmissionOutcomeUnknown` seen
+   * by any call through it also ends the lease here, so concurrent work of the same run stops.
+   */
+  get transport(): AgentTransport {
+    if (this.bound === undefined) {
+      const observer: LeaseObserver = (err) => this.abandon(err);
+      const t = this.base as Partial<Record<typeof BIND_OBSERVED, unknown>>;
+      const bind = t[BIND_OBSERVED];
+      this.bound =
+        typeof bind === "function"
+          ? (bind as (s: AbortSignal, o: LeaseObserver) => AgentTransport).call(
+              this.base,
+              this.signal,
+              observer,
+            )
+          : this.base.withSignal(this.signal);
+    }
+    return this.bound;
+  }
+
+  /** Start heartbeating (idempotent). The lease counts as renewed now (the webhook just arrived). */
+  start(): this {
+    if (this.started || this.stopped) return this;
+    this.started = true;
+    this.lastRenewalAt = this.clock();
+    this.timer = setInterval(() => this.beat(), this.intervalMs);
+    // A keeper must never be what keeps a process alive; the run it guards does that.
+    this.timer.unref?.();
+    if (this.loopDelay !== false) this.unsubscribe = this.loopDelay.subscribe((ms) => this.onLoopDelay(ms));
+    return this;
+  }
+
+  /** Stop heartbeating at the normal end of a run. Does not abort {@link signal}. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /**
+   * Stop heartbeating and abort {@link signal} with `reason` (default: a `LeaseSuperseded`). Use it
+   * to give up the attempt, e.g. after `SubmissionOutcomeUnknown`: without heartbeats the lease
+   * expires and the kernel redelivers.
+   */
+  abandon(reason?: unknown): void {
+    this.stop();
+    if (!this.controller.signal.aborted) this.controller.abort(reason ?? new LeaseSuperseded());
+  }
+
+  /**
+   * Name the step now running (`undefined` when none), for the event-loop warning. The SDK sets
+   * it around each step body.
+   */
+  setCurrentStep(label: string | undefined): void {
+    const now = this.clock();
+    if (this.current !== undefined) this.previous = { label: this.current.label, at: now };
+    this.current = label === undefined ? undefined : { label, at: now };
+  }
+
+  private beat(): void {
+    if (this.stopped || this.beating) return; // one heartbeat at a time; the next tick retries
+    this.beating = true;
+    // Time budget = one interval: retries of this beat must not overlap the next one.
+    this.base
+      .heartbeat(this.executionId, this.lease, { timeoutMs: this.intervalMs, budgetMs: this.intervalMs })
+      .then(
+        () => {
+          this.failures = 0;
+          this.lastRenewalAt = this.clock();
+        },
+        (err: unknown) => this.onFailure(err),
+      )
+      .finally(() => {
+        this.beating = false;
+      });
+  }
+
+  private onFailure(err: unknown): void {
+    if (this.stopped) return;
+    const fields = {
+      executionId: this.executionId,
+      dispatchId: this.lease.dispatchId,
+      attempt: this.lease.attempt,
+    };
+    if (LeaseSuperseded.isInstance(err) || Terminated.isInstance(err)) {
+      this.logger.warn("dispatch lease superseded; stopping this run", fields);
+      this.abandon(err);
+      return;
+    }
+    this.failures++;
+    const unrenewedMs = this.clock() - this.lastRenewalAt;
+    const message = err instanceof Error ? err.message : String(err);
+    this.logger.warn("dispatch heartbeat failed", {
+      ...fields,
+      consecutiveFailures: this.failures,
+      error: message,
+    });
+    if (this.failures >= this.maxFailures && unrenewedMs > this.lease.timeoutMs) {
+      const lost = new LeaseSuperseded(
+        `dispatch lease presumed lost: ${this.failures} heartbeats failed in a row and the lease ` +
+          `(${seconds(this.lease.timeoutMs)}) was not renewed for ${seconds(unrenewedMs)}`,
+        { cause: err },
+      );
+      this.logger.warn(lost.message, fields);
+      this.abandon(lost);
+    }
+  }
+
+  private stepDuring(now: number, blockedMs: number): string | undefined {
+    if (this.current !== undefined) return this.current.label;
+    // A synchronous step usually ends in the same turn as the stall, before this report runs.
+    if (this.previous !== undefined && this.previous.at >= now - blockedMs - 50) return this.previous.label;
+    return undefined;
+  }
+
+  private onLoopDelay(blockedMs: number): void {
+    if (this.warned || this.stopped || blockedMs <= this.warnMs) return;
+    this.warned = true;
+    const step = this.stepDuring(this.clock(), blockedMs);
+    const what = step === undefined ? "no step was running" : `step "${step}" was running`;
+    this.logger.warn(
+      `the event loop was blocked for ${seconds(blockedMs)} while ${what}; heartbeats cannot be sent ` +
+        `while the loop is blocked, and the lease (${seconds(this.lease.timeoutMs)}, renewed every ` +
+        `${seconds(this.intervalMs)}) is reclaimed if it goes unrenewed. Move CPU-bound or synchronous ` +
+        "work off the event loop (worker_threads, child_process, async APIs).",
+      { executionId: this.executionId, step, blockedMs: Math.round(blockedMs) },
+    );
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * camelCase models returned by the parsers in parse-models.ts. Optional wire fields that are
+ * absent, `null` or `""` are left out (protocol §1.1); JSON-valued fields (`output`, `result`,
+ * `args`…) are present whenever the field was present, `null` included.
+ */
+import type {
+  ApprovalStatus,
+  Decision,
+  ExecutionStatus,
+  Idempotency,
+  StepKind,
+  StepStatus,
+} from "./wire-common.js";
+
+/** Parent step of a subagent execution. */
+export interface SpawnedBy {
+  readonly executionId: string;
+  readonly stepId: string;
+}
+
+/** Per-resource restoration state of a fork. */
+export interface RestorationEntry {
+  readonly checkpointRef?: string | undefined;
+  readonly checkpointSeq?: number | undefined;
+  readonly covered: boolean;
+}
+
+/** One run of one agent against one input (protocol §1.1). */
+export interface Execution {
+  readonly id: string;
+  readonly agentId: string;
+  readonly agentVersion?: string | undefined;
+  /** `null` when the create omitted it. */
+  readonly input: unknown;
+  readonly status: ExecutionStatus;
+  /** Present once completed with an output. */
+  readonly output?: unknown;
+  readonly failureReason?: string | undefined;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly deadlineAt?: string | undefined;
+  readonly session?: string | undefined;
+  readonly parentExecutionId?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+  readonly spawnedBy?: SpawnedBy | undefined;
+  readonly forkedFrom?: string | undefined;
+  readonly forkSeq?: number | undefined;
+  readonly restoration?: Readonly<Record<string, RestorationEntry>> | undefined;
+}
+
+/** A page of `GET /v0/executions`. */
+export interface ExecutionList {
+  readonly executions: readonly Execution[];
+  readonly nextCursor?: string | undefined;
+}
+
+/** A single effect within an execution (protocol §1.2). */
+export interface Step {
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly kind: StepKind;
+  readonly target: string;
+  readonly argsHash: string;
+  readonly occurrence: number;
+  readonly status: StepStatus;
+  /** Defaults to `safe_to_retry` when the wire omits it. */
+  readonly idempotency: Idempotency;
+  readonly args?: unknown;
+  readonly result?: unknown;
+  readonly error?: unknown;
+  readonly startedAt?: string | undefined;
+  readonly completedAt?: string | undefined;
+}
+
+/** Resource generation handed out with a `proceed` decision. */
+export interface StepResource {
+  readonly key: string;
+  readonly generation: number;
+  /** A checkpoint capture is scheduled after this step. */
+  readonly due: boolean;
+}
+
+/**
+ * Answer to a step submission (protocol §4.8). For `replay`, `error` (never `null`) means the
+ * step failed; otherwise `result` holds the recorded value (`null` when recorded as null or
+ * absent).
+ */
+export interface StepDecision {
+  readonly decision: Decision;
+  readonly stepId?: string | undefined;
+  readonly result?: unknown;
+  readonly error?: unknown;
+  readonly approvalId?: string | undefined;
+  readonly reason?: string | undefined;
+  readonly ruleId?: string | undefined;
+  /** Always an array (`[]` when the wire omits it). */
+  readonly resources: readonly StepResource[];
+}
+
+/** One entry of an execution's append-only log (protocol §1.6, §10). */
+export interface Event {
+  readonly executionId: string;
+  readonly eventSeq: number;
+  readonly type: string;
+  /** snake_case payload as sent (`{}` when absent). */
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly occurredAt: string;
+}
+
+/** A human approval request (protocol §1.4). */
+export interface Approval {
+  readonly id: string;
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly status: ApprovalStatus;
+  /** Empty = anyone may decide. */
+  readonly approvers: readonly string[];
+  readonly message?: string | undefined;
+  readonly timeoutAt: string;
+  readonly decidedBy?: string | undefined;
+  readonly decidedAt?: string | undefined;
+  readonly rationale?: string | undefined;
+  readonly createdAt: string;
+}
+
+/** A registered agent (protocol §1.5). */
+export interface Agent {
+  readonly id: string;
+  readonly webhookUrl: string;
+  readonly policyBundle?: string | undefined;
+  readonly registeredAt: string;
+  readonly leaseTimeoutSeconds?: number | undefined;
+}
+
+/** An API key's metadata; `token` only right after create/rotate. */
+export interface ApiKey {
+  readonly id: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly createdAt: string;
+  readonly token?: string | undefined;
+  readonly revokedAt?: string | undefined;
+  readonly revoked: boolean;
+}
+
+/** State of a registered resource (protocol §4.17). */
+export interface ResourceView {
+  readonly key: string;
+  readonly driverId: string;
+  readonly configuration: unknown;
+  readonly coverageReuse: boolean;
+  readonly everySteps: number;
+  readonly onCompletion: boolean;
+  readonly generation: number;
+  readonly count: number;
+  readonly registeredSeq: number;
+  readonly binding?: unknown;
+  readonly checkpointRef?: string | undefined;
+  readonly covered: boolean;
+}
+
+/** Body of a kernel → agent webhook (protocol §7.2). */
+export interface WebhookPayload {
+  readonly executionId: string;
+  readonly dispatchId: string;
+  /** Integer ≥ 1. */
+  readonly dispatchAttempt: number;
+  /** Seconds, > 0, may be fractional. */
+  readonly leaseTimeoutSeconds: number;
+}
+
+/** A checkpoint usable for a fork. */
+export interface ForkCheckpoint {
+  readonly key: string;
+  readonly generation: number;
+  readonly checkpointRef: string;
+  readonly coveredSeq: number;
+  readonly invalidatedSeq?: number | undefined;
+}
+
+/** `GET …/fork-points` (protocol §4.17). */
+export interface ForkPoints {
+  readonly latestSeq: number;
+  /** Resource key → `registered_seq`. */
+  readonly resources: Readonly<Record<string, number>>;
+  readonly checkpoints: readonly ForkCheckpoint[];
+}

@@ -1,0 +1,206 @@
+/**
+ * Zod schemas of request bodies (snake_case, protocol §4). Strict like the kernel's Go decoder
+ * (`DisallowUnknownFields`): an unknown field is an error, at every level. Like Go, optional
+ * fields accept `null` (Go leaves the field at its zero value).
+ */
+import { z } from "zod";
+import { ValidationError, type ValidationIssue } from "./errors.js";
+import {
+  ApiKeyScopeSchema,
+  IdempotencySchema,
+  JsonValueSchema,
+  RESOURCE_KEY_PATTERN,
+  STREAM_DELTA_MAX_BYTES,
+  StepKindSchema,
+} from "./wire-common.js";
+
+const optText = z.string().nullish();
+
+/** A resource key (`^[A-Za-z0-9_.-]{1,128}$`). */
+export const ResourceKeySchema = z.string().regex(RESOURCE_KEY_PATTERN, "invalid resource key");
+
+/** A checkpoint taken for a resource (sent with a step outcome or `/resources/checkpoints`). */
+export const CaptureSchema = z.strictObject({
+  key: z.string(),
+  generation: z.int(),
+  checkpoint_ref: z.string(),
+});
+export type Capture = z.infer<typeof CaptureSchema>;
+
+/** A checkpoint that could not be taken. */
+export const CaptureFailureSchema = z.strictObject({
+  key: z.string(),
+  generation: z.int(),
+  error: z.string(),
+});
+export type CaptureFailure = z.infer<typeof CaptureFailureSchema>;
+
+/** `POST /v0/executions/{id}/steps` (protocol §4.8). */
+export const SubmitStepRequestSchema = z.strictObject({
+  kind: StepKindSchema,
+  target: z.string(),
+  args: JsonValueSchema,
+  idempotency: IdempotencySchema.nullish(),
+  resources: z.array(z.string()).nullish(),
+});
+export type SubmitStepRequest = z.infer<typeof SubmitStepRequestSchema>;
+
+/** `POST …/steps/{step_id}/complete` (protocol §4.9). */
+export const CompleteStepRequestSchema = z.strictObject({
+  result: JsonValueSchema,
+  captures: z.array(CaptureSchema).nullish(),
+  capture_failures: z.array(CaptureFailureSchema).nullish(),
+});
+export type CompleteStepRequest = z.infer<typeof CompleteStepRequestSchema>;
+
+/** `POST …/steps/{step_id}/fail` (protocol §4.9); SDKs send `{"error":{"message":…}}`. */
+export const FailStepRequestSchema = z.strictObject({
+  error: JsonValueSchema,
+  captures: z.array(CaptureSchema).nullish(),
+  capture_failures: z.array(CaptureFailureSchema).nullish(),
+});
+export type FailStepRequest = z.infer<typeof FailStepRequestSchema>;
+
+/** `{execution_id, step_id}` naming the parent step of a subagent (protocol §8.2). */
+export const SpawnedBySchema = z.strictObject({ execution_id: z.string(), step_id: z.string() });
+
+/** `POST /v0/executions` (protocol §4.1). */
+export const CreateExecutionRequestSchema = z.strictObject({
+  agent_id: z.string(),
+  input: JsonValueSchema,
+  agent_version: optText,
+  session: optText,
+  parent_execution_id: optText,
+  idempotency_key: optText,
+  spawned_by: SpawnedBySchema.nullish(),
+});
+export type CreateExecutionRequest = z.infer<typeof CreateExecutionRequestSchema>;
+
+/** `POST …/complete` (protocol §4.13); SDKs add `state` only when non-null. */
+export const CompleteExecutionRequestSchema = z.strictObject({
+  output: JsonValueSchema,
+  state: JsonValueSchema,
+});
+export type CompleteExecutionRequest = z.infer<typeof CompleteExecutionRequestSchema>;
+
+/** `POST …/fail` (protocol §4.13): `error` is the failure-reason string. */
+export const FailExecutionRequestSchema = z.strictObject({ error: optText });
+export type FailExecutionRequest = z.infer<typeof FailExecutionRequestSchema>;
+
+/** `POST /v0/agents` (protocol §4.14). */
+export const RegisterAgentRequestSchema = z.strictObject({
+  id: z.string(),
+  webhook_url: z.string(),
+  secret: z.string(),
+  lease_timeout_seconds: z.number().nullish(),
+});
+export type RegisterAgentRequest = z.infer<typeof RegisterAgentRequestSchema>;
+
+/** `POST /v0/policies/{agent_id}` (protocol §4.14). */
+export const SetPolicyRequestSchema = z.strictObject({ bundle: z.string() });
+export type SetPolicyRequest = z.infer<typeof SetPolicyRequestSchema>;
+
+/**
+ * `POST /v0/policies/{agent_id}/test` (protocol §4.14). Field names of `cases` follow the CLI
+ * cases file; the server shape is not documented (§16.13).
+ */
+export const TestPolicyRequestSchema = z.strictObject({
+  bundle: optText,
+  cases: z
+    .array(
+      z.strictObject({
+        name: optText,
+        target: z.string(),
+        kind: StepKindSchema.nullish(),
+        args: JsonValueSchema,
+        agent_id: optText,
+        expect: optText,
+        expect_rule: optText,
+      }),
+    )
+    .nullish(),
+  execution_id: optText,
+  executions: z.strictObject({ session: optText, since: optText, limit: z.int().nullish() }).nullish(),
+});
+export type TestPolicyRequest = z.infer<typeof TestPolicyRequestSchema>;
+
+/** `POST /v0/approvals/{id}/grant|deny` (protocol §4.15). */
+export const DecideApprovalRequestSchema = z.strictObject({ decided_by: z.string(), rationale: optText });
+export type DecideApprovalRequest = z.infer<typeof DecideApprovalRequestSchema>;
+
+/** `POST /v0/api-keys` (protocol §4.16). */
+export const CreateApiKeyRequestSchema = z.strictObject({
+  name: z.string(),
+  scopes: z.array(ApiKeyScopeSchema),
+});
+export type CreateApiKeyRequest = z.infer<typeof CreateApiKeyRequestSchema>;
+
+/** `POST …/steps/{step_id}/stream` (protocol §4.10): `data` at most 7000 UTF-8 bytes. */
+export const StreamDeltaRequestSchema = z.strictObject({
+  seq: z.int(),
+  data: z
+    .string()
+    .refine(
+      (d) => d.length <= STREAM_DELTA_MAX_BYTES / 3 || Buffer.byteLength(d, "utf8") <= STREAM_DELTA_MAX_BYTES,
+      `stream delta data exceeds ${STREAM_DELTA_MAX_BYTES} bytes`,
+    ),
+});
+export type StreamDeltaRequest = z.infer<typeof StreamDeltaRequestSchema>;
+
+/** `POST …/resources` (protocol §4.17). */
+export const RegisterResourceRequestSchema = z.strictObject({
+  key: ResourceKeySchema,
+  driver_id: z.string(),
+  configuration: JsonValueSchema,
+  coverage_reuse: z.boolean().nullish(),
+  every_steps: z.int().min(0).nullish(),
+  on_completion: z.boolean().nullish(),
+});
+export type RegisterResourceRequest = z.infer<typeof RegisterResourceRequestSchema>;
+
+/** `POST …/resources/{key}/binding` (protocol §4.17): any non-null JSON. */
+export const BindResourceRequestSchema = z.strictObject({
+  binding: z.unknown().refine((b) => b !== null && b !== undefined, "binding must not be null"),
+});
+export type BindResourceRequest = z.infer<typeof BindResourceRequestSchema>;
+
+/** `POST …/resources/checkpoints` (protocol §4.17). */
+export const CheckpointsRequestSchema = z.strictObject({
+  captures: z.array(CaptureSchema).nullish(),
+  capture_failures: z.array(CaptureFailureSchema).nullish(),
+});
+export type CheckpointsRequest = z.infer<typeof CheckpointsRequestSchema>;
+
+/** `POST …/fork` (protocol §4.17). */
+export const ForkRequestSchema = z.strictObject({
+  at_seq: z.int().min(0),
+  session: optText,
+  policy_bundle: optText,
+});
+export type ForkRequest = z.infer<typeof ForkRequestSchema>;
+
+function issueText(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join(".");
+  if (issue.code === "unrecognized_keys") {
+    // Go's wording, so the dev kernel answers like the real one.
+    const key = issue.keys[0] ?? "";
+    return `json: unknown field ${JSON.stringify(path === "" ? key : `${path}.${key}`)}`;
+  }
+  return path === "" ? issue.message : `${path}: ${issue.message}`;
+}
+
+/**
+ * Validate a parsed request body against one of the schemas above. Throws
+ * `ValidationError("validation error: <first problem>")` with every problem in `issues`; unknown
+ * fields read `json: unknown field "x"` like the kernel's.
+ */
+export function validateRequest<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issues: ValidationIssue[] = result.error.issues.map((i) => ({
+    path: i.path,
+    message: issueText(i),
+    code: i.code,
+  }));
+  throw new ValidationError(`validation error: ${issues[0]?.message ?? "invalid request body"}`, { issues });
+}

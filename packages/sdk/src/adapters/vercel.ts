@@ -1,0 +1,98 @@
+/**
+ * Vercel AI SDK (`ai` v5–v7) tools: a record keyed by the model-visible name of
+ * `{ description, inputSchema, execute }` objects, which is exactly what `tool({...})` returns
+ * (`tool` is an identity helper), so no import of `ai` is needed.
+ *
+ * `inputSchema` is a Standard Schema with the Standard JSON Schema extension, which `ai` ≥ 6
+ * accepts as a FlexibleSchema. For `ai` 5 pass its `jsonSchema` helper as `options.jsonSchema`.
+ * Validation reuses the tool's own validator (or the JSON Schema subset validator), so malformed
+ * model arguments come back to the model as a tool-input error without creating a kernel step;
+ * the *original* arguments are passed on, because the Rebuno tool validates (and transforms)
+ * them once more itself.
+ */
+import { assignToolNames } from "../schema/tool-names.js";
+import { collectTools, type ToolSource } from "../schema/tool-source.js";
+import { validateWith } from "../schema/validate.js";
+import type { StandardSchemaV1 } from "../standard-schema.js";
+import type { JsonSchema, RebunoTool } from "../tool-types.js";
+import { type AdapterOptions, invokeTool } from "./control-flow.js";
+
+/** The `ai` package's `jsonSchema(schema, { validate })` helper (only needed for `ai` 5). */
+export type AiJsonSchemaHelper = (
+  schema: JsonSchema,
+  options: { validate: (value: unknown) => Promise<AiValidationResult> },
+) => unknown;
+
+/** What `ai`'s validate hook returns. */
+export type AiValidationResult = { success: true; value: unknown } | { success: false; error: Error };
+
+/** Options for {@link toVercelTools}. */
+export interface VercelToolsOptions extends AdapterOptions {
+  /** `jsonSchema` from `ai`; when given, inputSchema is built with it instead of Standard Schema. */
+  readonly jsonSchema?: AiJsonSchemaHelper;
+}
+
+/** The second argument `ai` passes to `execute`. */
+export interface VercelToolCallOptions {
+  readonly toolCallId: string;
+  readonly abortSignal?: AbortSignal | undefined;
+}
+
+/** A tool in the shape `ai`'s `tool({...})` produces. */
+export interface VercelTool {
+  readonly description: string;
+  readonly inputSchema: unknown;
+  execute(input: unknown, options: VercelToolCallOptions): Promise<unknown>;
+}
+
+/**
+ * Export tools for `generateText` / `streamText` / `Agent` from the Vercel AI SDK.
+ *
+ * @example
+ * ```ts
+ * const result = await generateText({ model, tools: toVercelTools(box), prompt, stopWhen: stepCountIs(5) });
+ * ```
+ */
+export function toVercelTools(tools: ToolSource, options: VercelToolsOptions = {}): Record<string, VercelTool> {
+  const list = collectTools(tools);
+  const names = assignToolNames(list.map((t) => t.name));
+  const out: Record<string, VercelTool> = {};
+  for (const tool of list) {
+    out[names.get(tool.name)!] = {
+      description: tool.description,
+      inputSchema: options.jsonSchema
+        ? options.jsonSchema(structuredClone(tool.inputSchema), { validate: (v) => aiValidate(tool, v) })
+        : standardInput(tool),
+      execute: (input, call) =>
+        invokeTool(tool, input, { toolCallId: call?.toolCallId, abortSignal: call?.abortSignal }, options),
+    };
+  }
+  return out;
+}
+
+function standardInput(tool: RebunoTool): StandardSchemaV1 {
+  const forTarget = (o: { readonly target: string }): Record<string, unknown> => {
+    // `ai` mutates the schema it receives (adds additionalProperties); hand out a copy.
+    const copy = structuredClone(tool.inputSchema);
+    if (o.target !== "draft-2020-12") delete copy.$schema;
+    return copy;
+  };
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "rebuno",
+      validate: async (value) => {
+        const result = await validateWith(tool.input ?? tool.inputSchema, value);
+        return result.issues === undefined ? { value } : { issues: result.issues };
+      },
+      jsonSchema: { input: forTarget, output: forTarget },
+    },
+  };
+}
+
+async function aiValidate(tool: RebunoTool, value: unknown): Promise<AiValidationResult> {
+  const result = await validateWith(tool.input ?? tool.inputSchema, value);
+  if (result.issues === undefined) return { success: true, value };
+  const detail = result.issues.map((i) => `${(i.path ?? []).map(String).join(".") || "(root)"}: ${i.message}`);
+  return { success: false, error: new TypeError(`invalid input for tool '${tool.name}': ${detail.join("; ")}`) };
+}

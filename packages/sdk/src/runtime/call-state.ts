@@ -1,0 +1,140 @@
+/**
+ * Per-dispatch bookkeeping behind an ExecutionContext: how many calls are in flight, which of
+ * them wait on subagents, the resource lock, and the resources registered in this dispatch.
+ */
+import { Blocked, LeaseSuperseded, RebunoError, Terminated } from "@rebuno/protocol";
+import type { ExecutionContext } from "./context.js";
+import type { KernelPort } from "./kernel-port.js";
+import type { Logger } from "./logger.js";
+import type { RegisteredResource } from "./resource-types.js";
+
+interface Waiter {
+  resolve(suspended: boolean): void;
+  reject(error: unknown): void;
+}
+
+// Suspend is idempotent on the kernel side, so transient failures are retried (G6).
+const SUSPEND_ATTEMPTS = 5;
+const SUSPEND_BACKOFF_MS = 100;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The resource lock as held by one call; it can be handed back while the call waits. */
+export class LockHandle {
+  held = false;
+  private releaseFn: (() => void) | undefined;
+  constructor(private readonly state: CallState) {}
+
+  async take(): Promise<void> {
+    this.releaseFn = await this.state.acquire();
+    this.held = true;
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.releaseFn?.();
+  }
+}
+
+/** Runtime state of one dispatch. Not part of the public API. */
+export class CallState {
+  /** Tool calls, steps and LLM calls between submission and outcome (G5: LLM calls count too). */
+  inFlight = 0;
+  /** Resources registered in this dispatch, by key. */
+  readonly resources: Map<string, RegisteredResource> = new Map();
+  private waiters: Waiter[] = [];
+  private suspending = false;
+  private lockTail: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly ctx: ExecutionContext,
+    readonly port: KernelPort,
+    readonly logger: Logger,
+    readonly onCurrentStep: ((label: string | undefined) => void) | undefined,
+  ) {}
+
+  /**
+   * Takes the resource lock (a promise-chain mutex). While any resource is registered, calls run
+   * one at a time so checkpoints line up with step outcomes (F54).
+   */
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.lockTail;
+    this.lockTail = previous.then(() => held);
+    let released = false;
+    return previous.then(() => () => {
+      if (!released) {
+        released = true;
+        release();
+      }
+    });
+  }
+
+  /**
+   * Waits until every in-flight call waits on a subagent, then asks the kernel once whether the
+   * execution can suspend. Resolves true when it suspended (the caller must unwind with
+   * `ctx.suspension`), false when the children already settled.
+   */
+  waitIdle(): Promise<boolean> {
+    if (this.ctx.suspension !== undefined) return Promise.resolve(true);
+    return new Promise<boolean>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.checkIdle();
+    });
+  }
+
+  /** Called whenever a call finishes or starts waiting. */
+  checkIdle(): void {
+    if (this.suspending || this.waiters.length === 0 || this.waiters.length < this.inFlight) return;
+    const batch = this.waiters;
+    this.waiters = [];
+    this.suspending = true;
+    this.suspendOnce().then(
+      (suspended) => {
+        for (const w of batch) w.resolve(suspended);
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+  }
+
+  private async suspendOnce(): Promise<boolean> {
+    try {
+      if (this.ctx.suspension !== undefined) return true;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const suspended = await this.port.suspend(this.ctx.id, this.ctx.lease);
+          if (suspended) this.ctx.suspension ??= new Blocked("step blocked", { reason: "awaiting_steps" });
+          return suspended;
+        } catch (error) {
+          if (Terminated.isInstance(error)) {
+            this.ctx.suspension ??= error;
+            throw error;
+          }
+          if (LeaseSuperseded.isInstance(error)) throw error;
+          const retryable = RebunoError.isInstance(error) ? error.retryable : true;
+          if (!retryable || attempt >= SUSPEND_ATTEMPTS) {
+            // Not a tool failure: leave the step executing and the dispatch to expire, so the
+            // kernel redelivers and the (idempotent) child creation is simply repeated.
+            this.logger.warn("suspend failed; leaving the dispatch for redelivery", {
+              executionId: this.ctx.id,
+              error: error instanceof Error ? error.message : String(error),
+            });
+            this.ctx.suspension ??= new Blocked("step blocked", { reason: "suspend_failed", cause: error });
+            return true;
+          }
+          await sleep(SUSPEND_BACKOFF_MS * 2 ** (attempt - 1));
+        }
+      }
+    } finally {
+      this.suspending = false;
+      // Calls that started waiting during the request form the next batch.
+      queueMicrotask(() => this.checkIdle());
+    }
+  }
+}

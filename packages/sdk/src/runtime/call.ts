@@ -1,0 +1,204 @@
+/**
+ * The one path every recorded call takes (tools, `step()`, LLM calls): submit → act on the
+ * decision → run the body under its own frame → capture → record. Kept allocation-light: the
+ * body is invoked through `AsyncLocalStorage.run`'s argument list instead of a fresh closure,
+ * and args/results are serialized exactly once (the text travels as `RawJson`).
+ */
+import {
+  Blocked,
+  LeaseSuperseded,
+  PolicyError,
+  RateLimited,
+  RawJson,
+  RebunoError,
+  Terminated,
+  ToolError,
+  toWireJson,
+} from "@rebuno/protocol";
+import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
+import type { CallSpec } from "../tools/tool-spec.js";
+import { validateWith } from "./validate.js";
+import { type ExecutionContext, type Frame, frames, kState } from "./context.js";
+import { type CallState, LockHandle } from "./call-state.js";
+import type { CaptureSet, StepDecisionLike, StepResourceRef } from "./kernel-port.js";
+import { captureDue } from "./captures.js";
+
+/** A body as the runtime calls it: `this` is the toolbox instance (or undefined). */
+export type CallBody = (this: unknown, args: never) => unknown;
+
+/** Errors that end or pause the dispatch rather than fail a step (F09). */
+export function isControlFlow(error: unknown): boolean {
+  return (
+    Blocked.isInstance(error) ||
+    Terminated.isInstance(error) ||
+    LeaseSuperseded.isInstance(error) ||
+    PolicyError.isInstance(error) ||
+    RateLimited.isInstance(error) ||
+    SubmissionOutcomeUnknown.isInstance(error)
+  );
+}
+
+function invokeBody(body: CallBody, self: unknown, args: unknown): unknown {
+  return body.call(self, args as never);
+}
+
+/**
+ * Runs one recorded call inside `frame`'s execution. Returns the body's JSON-normalized result
+ * (the value a replay returns), the replayed result, or — for tools — the denial rendering.
+ */
+export async function runCall(
+  frame: Frame,
+  spec: CallSpec,
+  args: unknown,
+  body: CallBody,
+  self: unknown,
+): Promise<unknown> {
+  const ctx = frame.ctx;
+  if (ctx.suspension !== undefined) throw ctx.suspension;
+  if (spec.input !== undefined) args = await validateWith(spec.input, args, `${spec.target}: invalid input`);
+  // Strict JSON before anything leaves the process: a TypeError names the offending path.
+  const argsText = toWireJson(args, "args");
+  const state = ctx[kState];
+  state.inFlight++;
+  let lock: LockHandle | undefined;
+  try {
+    if (!frame.holdsLock && state.resources.size > 0) {
+      lock = new LockHandle(state);
+      await lock.take();
+    }
+    const decision = await state.port.submitStep(ctx.id, ctx.lease, {
+      kind: spec.kind,
+      target: spec.target,
+      args: new RawJson(argsText),
+      idempotency: spec.idempotency,
+      resources: spec.resources,
+    });
+    if (decision.decision === "proceed") {
+      return await proceed(ctx, state, frame, spec, decision, args, body, self, lock);
+    }
+    return settleDecision(ctx, spec, decision);
+  } finally {
+    lock?.release();
+    state.inFlight--;
+    if (state.inFlight > 0) state.checkIdle();
+  }
+}
+
+async function proceed(
+  ctx: ExecutionContext,
+  state: CallState,
+  parent: Frame,
+  spec: CallSpec,
+  decision: StepDecisionLike,
+  args: unknown,
+  body: CallBody,
+  self: unknown,
+  lock: LockHandle | undefined,
+): Promise<unknown> {
+  const stepId = decision.stepId ?? "";
+  const frame: Frame = { ctx, stepId, target: spec.target, holdsLock: lock !== undefined || parent.holdsLock, lock };
+  state.onCurrentStep?.(spec.target);
+  let text: string;
+  try {
+    let value = await frames.run(frame, invokeBody, body, self, args);
+    if (spec.toResult !== undefined) value = spec.toResult(value);
+    if (spec.output !== undefined) value = await validateWith(spec.output, value, `${spec.target}: invalid output`);
+    // A result that is not strict JSON fails the step here, before it could be left executing.
+    text = toWireJson(value, "result");
+  } catch (error) {
+    if (isControlFlow(error)) throw error;
+    await failStep(ctx, state, stepId, errorMessage(error), decision.resources);
+    throw ToolError.isInstance(error)
+      ? error
+      : new ToolError(errorMessage(error), { toolId: spec.target, stepId, cause: error });
+  } finally {
+    state.onCurrentStep?.(undefined);
+  }
+  const captures = await captureFor(state, decision.resources);
+  await state.port.completeStep(ctx.id, ctx.lease, stepId, withCaptures({ result: new RawJson(text) }, captures));
+  // Return what a replay will return: the JSON round trip of the recorded value.
+  return JSON.parse(text);
+}
+
+function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDecisionLike): unknown {
+  switch (decision.decision) {
+    case "replay":
+      if (decision.error !== undefined && decision.error !== null) {
+        throw new ToolError(replayErrorMessage(decision.error), {
+          toolId: spec.target,
+          ...(decision.stepId === undefined ? {} : { stepId: decision.stepId }),
+        });
+      }
+      return decision.result ?? null;
+    case "denied": {
+      const reason = decision.reason || "policy_denied";
+      const error = new PolicyError(reason, { reason, ruleId: decision.ruleId });
+      if (spec.formatDenial !== undefined) return spec.formatDenial(spec.target, error);
+      // G12: a swallowed step/LLM denial must still fail the execution.
+      ctx.denial = error;
+      throw error;
+    }
+    case "rate_limited":
+      throw new RateLimited(decision.reason || "rate_limit_exceeded");
+    case "blocked":
+    case "execution_blocked": {
+      const blocked = new Blocked("step blocked", { reason: decision.reason, approvalId: decision.approvalId });
+      ctx.suspension ??= blocked;
+      throw blocked;
+    }
+    case "execution_terminal": {
+      const terminated = new Terminated();
+      ctx.suspension ??= terminated;
+      throw terminated;
+    }
+    default:
+      throw new RebunoError(`unexpected step decision: ${decision.decision}`);
+  }
+}
+
+async function captureFor(
+  state: CallState,
+  due: readonly StepResourceRef[] | undefined,
+): Promise<CaptureSet | undefined> {
+  if (due === undefined || due.length === 0 || state.resources.size === 0) return undefined;
+  return captureDue(state, due);
+}
+
+function withCaptures<T extends object>(body: T, captures: CaptureSet | undefined): T & CaptureSet {
+  return captures === undefined ? body : { ...body, ...captures };
+}
+
+async function failStep(
+  ctx: ExecutionContext,
+  state: CallState,
+  stepId: string,
+  message: string,
+  due: readonly StepResourceRef[] | undefined,
+): Promise<void> {
+  const captures = await captureFor(state, due);
+  try {
+    await state.port.failStep(ctx.id, ctx.lease, stepId, withCaptures({ error: { message } }, captures));
+  } catch (error) {
+    if (LeaseSuperseded.isInstance(error)) throw error;
+    (state.logger.error ?? state.logger.warn).call(state.logger, `failed to record step failure for step_id=${stepId}`, {
+      executionId: ctx.id,
+      error: errorMessage(error),
+    });
+  }
+}
+
+/** `message || name` of an error; String() of anything else. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === "string" ? error : String(error);
+}
+
+// F08: error.message, else error.reason, else the JSON of the error.
+function replayErrorMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null) {
+    const e = error as { message?: unknown; reason?: unknown };
+    if (typeof e.message === "string" && e.message !== "") return e.message;
+    if (typeof e.reason === "string" && e.reason !== "") return e.reason;
+  }
+  return typeof error === "string" ? error : JSON.stringify(error);
+}

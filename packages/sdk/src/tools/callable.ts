@@ -1,0 +1,56 @@
+/**
+ * Builds the callable `RebunoTool` object every tool form hands to frameworks, and the entry
+ * point a tool call takes into the runtime.
+ */
+import { frames, OUTSIDE_HINT } from "../runtime/context.js";
+import { type CallBody, runCall } from "../runtime/call.js";
+import type { RebunoTool, ToolCallOptions } from "../tool-types.js";
+import type { ToolSpec } from "./tool-spec.js";
+
+/**
+ * Runs a tool call in the active execution.
+ *
+ * @throws Error when no execution is active (sdk-surface §2 text plus how to fix it).
+ */
+export function callTool(spec: ToolSpec, body: CallBody, self: unknown, args: unknown): Promise<unknown> {
+  const frame = frames.getStore();
+  if (frame === undefined) {
+    return Promise.reject(
+      new Error(
+        `tool '${spec.name}' called outside an active execution. Tools run inside a handler under ` +
+          `agent.serve()/agent.fetch (or a test context). ${OUTSIDE_HINT}`,
+      ),
+    );
+  }
+  return runCall(frame, spec, args === undefined ? {} : args, body, self);
+}
+
+/**
+ * Makes the callable tool object: `tool(args)` is `tool.execute(args)`. Properties are own and
+ * enumerable, so `{ ...tool }` keeps `name`, `description` and `inputSchema`.
+ *
+ * @param prepare maps the caller's argument before recording (wrapTool's `transformArgs`).
+ */
+export function createToolObject<Args, Out>(
+  spec: ToolSpec,
+  body: CallBody,
+  self: unknown,
+  prepare?: (args: Args) => unknown,
+): RebunoTool<Args, Out> {
+  const execute =
+    prepare === undefined
+      ? (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, args)
+      : (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, prepare(args));
+  const enumerable = (value: unknown): PropertyDescriptor => ({ value, enumerable: true, configurable: true });
+  Object.defineProperties(execute, {
+    name: enumerable(spec.name),
+    description: enumerable(spec.description),
+    inputSchema: enumerable(spec.inputSchema),
+    input: enumerable(spec.input),
+    output: enumerable(spec.output),
+    idempotency: enumerable(spec.idempotency),
+    resources: enumerable(spec.resources),
+    execute: enumerable(execute),
+  });
+  return execute as unknown as RebunoTool<Args, Out>;
+}

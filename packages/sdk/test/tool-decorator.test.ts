@@ -1,0 +1,220 @@
+/** Definition-time behaviour of `@tool`, `Toolbox`, `defineTool` and `wrapTool` (no kernel). */
+import { ConfigurationError, defineTool, TOOLS_METADATA_KEY, Toolbox, tool, toolboxMetadata, wrapTool } from "@rebuno/sdk";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+
+const ChargeInput = z.object({ card: z.string(), cents: z.number().int().positive() });
+
+class Billing extends Toolbox {
+  @tool("charge", { idempotency: "at_most_once", input: ChargeInput, description: "Charge a card", resources: ["ledger"] })
+  async charge(args: z.infer<typeof ChargeInput>) {
+    return { charged: args.cents };
+  }
+
+  @tool async search(args: { query: string; limit?: number }) {
+    return [args.query];
+  }
+
+  @tool() async empty() {
+    return null;
+  }
+
+  @tool("lookup_v2") async lookup(args: { id: string }) {
+    return args.id;
+  }
+
+  @tool({ description: "refund it", idempotency: "at_most_once" }) async refund(args: { id: string }) {
+    return args.id;
+  }
+
+  helper() {
+    return "not a tool";
+  }
+}
+
+describe("@tool forms and metadata", () => {
+  const billing = new Billing();
+
+  it("registers every decorator form with the right id", () => {
+    expect(billing.tools.map((t) => t.name)).toEqual(["charge", "search", "empty", "lookup_v2", "refund"]);
+  });
+
+  it("exposes framework-facing fields", () => {
+    const charge = billing.tool("charge");
+    expect(charge).toBeDefined();
+    expect(charge?.description).toBe("Charge a card");
+    expect(charge?.idempotency).toBe("at_most_once");
+    expect(charge?.resources).toEqual(["ledger"]);
+    expect(charge?.inputSchema).toMatchObject({
+      type: "object",
+      properties: { card: { type: "string" }, cents: { type: "integer" } },
+      required: ["card", "cents"],
+    });
+    const search = billing.tool("search");
+    expect(search?.idempotency).toBe("safe_to_retry");
+    expect(search?.resources).toEqual([]);
+    expect(search?.description).toBe("");
+    expect(search?.inputSchema).toEqual({ type: "object", properties: {} });
+    expect(billing.tool("refund")?.description).toBe("refund it");
+  });
+
+  it("keeps the method's name and length", () => {
+    expect(billing.charge.name).toBe("charge");
+    expect(billing.charge.length).toBe(1);
+    expect(billing.empty.length).toBe(0);
+    expect(Billing.prototype.lookup.name).toBe("lookup");
+  });
+
+  it("makes tools callable, enumerable, spreadable and iterable", () => {
+    const search = billing.tool("search");
+    expect(typeof search).toBe("function");
+    expect({ ...search }).toMatchObject({ name: "search", idempotency: "safe_to_retry" });
+    expect([...billing].map((t) => t.name)).toEqual(billing.tools.map((t) => t.name));
+    expect(Array.isArray(billing.tools)).toBe(true);
+    expect(billing.tools).toBe(billing.tools);
+  });
+
+  it("records metadata on the class (Symbol.metadata)", () => {
+    const md = (Billing as unknown as Record<symbol, Record<symbol, Map<string, unknown>>>)[Symbol.metadata as symbol];
+    expect([...(md?.[TOOLS_METADATA_KEY]?.keys() ?? [])]).toEqual(["charge", "search", "empty", "lookup", "refund"]);
+    expect(toolboxMetadata(Billing).map((m) => m.methodName)).toContain("lookup");
+  });
+});
+
+describe("inheritance", () => {
+  class Base extends Toolbox {
+    @tool async ping() {
+      return "base";
+    }
+    @tool async pong() {
+      return "base";
+    }
+  }
+  class Derived extends Base {
+    @tool("ping", { description: "overridden" }) override async ping() {
+      return "derived";
+    }
+    override async pong() {
+      return "plain";
+    }
+    @tool async extra() {
+      return 1;
+    }
+  }
+
+  it("inherits, overrides in place, and lets a plain override drop a tool", () => {
+    expect(new Derived().tools.map((t) => [t.name, t.description])).toEqual([
+      ["ping", "overridden"],
+      ["extra", ""],
+    ]);
+    expect(new Base().tools.map((t) => [t.name, t.description])).toEqual([
+      ["ping", ""],
+      ["pong", ""],
+    ]);
+  });
+});
+
+describe("definition-time errors", () => {
+  it("rejects a duplicate id in one class", () => {
+    expect(() => {
+      class Dup extends Toolbox {
+        @tool("same") async a() {}
+        @tool("same") async b() {}
+      }
+      return Dup;
+    }).toThrow(new ConfigurationError('duplicate tool id "same" in one toolbox: methods a() and b()'));
+  });
+
+  it("rejects reusing an inherited id for another method", () => {
+    class P extends Toolbox {
+      @tool("x") async a() {}
+    }
+    expect(() => {
+      class C extends P {
+        @tool("x") async b() {}
+      }
+      return C;
+    }).toThrow(/duplicate tool id "x": b\(\) reuses the id of inherited a\(\)/);
+  });
+
+  it("rejects ids providers refuse", () => {
+    expect(() => tool("has space")).toThrow(ConfigurationError);
+    expect(() => tool("a".repeat(65))).toThrow(/\^\[a-zA-Z0-9_-\]\{1,64\}\$/);
+    expect(() => {
+      class Bad extends Toolbox {
+        @tool async "dotted.name"() {}
+      }
+      return Bad;
+    }).toThrow(ConfigurationError);
+  });
+
+  it("rejects fields, getters, static and private methods", () => {
+    const asAny = tool as unknown as (...a: unknown[]) => never;
+    expect(() => {
+      class F extends Toolbox {
+        @asAny field = 1;
+      }
+      return F;
+    }).toThrow("@tool can only decorate methods, but 'field' is a field");
+    expect(() => {
+      class G extends Toolbox {
+        @asAny get value() {
+          return 1;
+        }
+      }
+      return G;
+    }).toThrow(/'value' is a getter/);
+    expect(() => {
+      class S extends Toolbox {
+        @tool static async s() {}
+      }
+      return S;
+    }).toThrow(/'s' is static/);
+    expect(() => {
+      class P2 extends Toolbox {
+        @tool async #hidden() {}
+      }
+      return P2;
+    }).toThrow(/is private/);
+  });
+
+  it("explains legacy experimentalDecorators calls", () => {
+    const legacy = tool("x") as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => void;
+    expect(() => legacy({}, "x", { value: () => {} })).toThrow(/experimentalDecorators/);
+    const bare = tool as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => void;
+    expect(() => bare({}, "x", { value: () => {} })).toThrow(/Remove "experimentalDecorators"/);
+  });
+
+  it("rejects bad options", () => {
+    expect(() => tool({ idempotency: "twice" as never })(async () => {}, { kind: "method", name: "m", static: false, private: false, metadata: {}, addInitializer() {}, access: {} } as never)).toThrow(
+      /idempotency must be "safe_to_retry" or "at_most_once"/,
+    );
+    expect(() => defineTool({ name: "t", resources: ["bad key"], execute: () => 1 })).toThrow(/resource key/);
+    expect(() => defineTool({ name: "t", input: { type: "string" }, execute: () => 1 })).toThrow(ConfigurationError);
+  });
+});
+
+describe("function forms", () => {
+  it("defineTool builds a callable tool", () => {
+    const t = defineTool({ name: "lookup", input: z.object({ sku: z.string() }), execute: async ({ sku }) => sku });
+    expect(t.name).toBe("lookup");
+    expect(t.inputSchema).toMatchObject({ type: "object", required: ["sku"] });
+    expect(typeof t).toBe("function");
+    expect(t.execute).toBe(t);
+  });
+
+  it("wrapTool passes schema and description through", () => {
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+    const t = wrapTool({ name: "weather", description: "w", inputSchema: schema, invoke: (a: { city: string }) => a.city });
+    expect(t.description).toBe("w");
+    expect(t.inputSchema).toMatchObject({ properties: { city: { type: "string" } } });
+  });
+});
+
+describe("outside an execution", () => {
+  it("throws the documented error with a fix", async () => {
+    await expect(new Billing().search({ query: "x" })).rejects.toThrow(
+      "tool 'search' called outside an active execution. Tools run inside a handler under agent.serve()/agent.fetch (or a test context).",
+    );
+  });
+});

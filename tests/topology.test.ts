@@ -1,0 +1,62 @@
+// Pins the package graph: which packages exist, what each may depend on, and what each exports.
+// A new edge or export entry is a deliberate change made here, in review, not by accident.
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+
+const root = new URL("../", import.meta.url);
+const read = (path: string) => JSON.parse(readFileSync(new URL(path, root), "utf8"));
+
+const ALLOWED: Record<string, string[]> = {
+  "@rebuno/protocol": [],
+  "@rebuno/kernel-transport": ["@rebuno/protocol"],
+  "@rebuno/client": ["@rebuno/protocol", "@rebuno/kernel-transport"],
+  "@rebuno/dev-kernel": ["@rebuno/protocol"],
+  "@rebuno/sdk": ["@rebuno/protocol", "@rebuno/kernel-transport", "@rebuno/client"],
+  "@rebuno/testing": [
+    "@rebuno/protocol",
+    "@rebuno/kernel-transport",
+    "@rebuno/client",
+    "@rebuno/dev-kernel",
+    "@rebuno/sdk",
+  ],
+};
+
+const packages = readdirSync(new URL("packages/", root)).map((dir) => ({
+  dir,
+  json: read(`packages/${dir}/package.json`),
+}));
+
+describe("package topology", () => {
+  test("the published set is exactly the pinned one", () => {
+    expect(packages.map((p) => p.json.name).sort()).toEqual(Object.keys(ALLOWED).sort());
+  });
+
+  test.each(packages.map((p) => [p.json.name, p.json] as const))("%s depends only on allowed packages", (name, json) => {
+    const ours = Object.keys({ ...json.dependencies, ...json.peerDependencies }).filter((d) =>
+      d.startsWith("@rebuno/"),
+    );
+    for (const dep of ours) expect(ALLOWED[name], `${name} -> ${dep}`).toContain(dep);
+    for (const dep of ["@rebuno/dev-kernel", "@rebuno/testing"]) {
+      if (name !== "@rebuno/testing") expect(Object.keys(json.dependencies ?? {})).not.toContain(dep);
+    }
+  });
+
+  test.each(packages.map((p) => [p.json.name, p.json] as const))("%s is ESM-only with a single entry", (_name, json) => {
+    expect(json.type).toBe("module");
+    expect(Object.keys(json.exports)).toEqual([".", "./package.json"]);
+    expect(json.exports["."]).toEqual({ types: "./dist/index.d.ts", default: "./dist/index.js" });
+    expect(json.engines.node).toBe(">=20.19");
+  });
+
+  test("no source file uses `export *`", () => {
+    for (const { dir } of packages) {
+      const walk = (rel: string): string[] =>
+        readdirSync(new URL(rel, root), { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(`${rel}${e.name}/`) : e.name.endsWith(".ts") ? [`${rel}${e.name}`] : [],
+        );
+      for (const file of walk(`packages/${dir}/src/`)) {
+        expect(readFileSync(new URL(file, root), "utf8"), file).not.toMatch(/^export \* from/m);
+      }
+    }
+  });
+});
