@@ -7,8 +7,10 @@
 //   pnpm test:interop -- python-tools      # only scenario files/names containing "python-tools"
 //   REBUNO_URL=http://127.0.0.1:8080 [REBUNO_API_KEY=…] pnpm test:interop   # a real kernel
 //
-// Env: INTEROP_CONCURRENCY (default 3), INTEROP_PORT_BASE (fixed agent ports, needed with REBUNO_URL
-// and no REBUNO_API_KEY), INTEROP_PRINT_PROVISIONING=1 (print the YAML for a real kernel and exit).
+// Env: INTEROP_STORE (memory | sqlite, default memory), INTEROP_CONCURRENCY (default 3),
+// INTEROP_PORT_BASE (fixed agent ports, needed with REBUNO_URL and no REBUNO_API_KEY),
+// INTEROP_PRINT_PROVISIONING=1 (print the YAML for a real kernel and exit),
+// INTEROP_DEV_KERNEL_BIN (another launcher with rebuno-dev's flags).
 // Prints `N passed, M failed` last and exits 1 on any failure.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -74,7 +76,7 @@ try {
 }
 
 console.log(
-  `interop: ${scenarios.length} scenario(s) against ${external ? `${external.url} (external kernel)` : "rebuno-dev (one per scenario)"}, concurrency ${concurrency}`,
+  `interop: ${scenarios.length} scenario(s) against ${external ? `${external.url} (external kernel)` : `rebuno-dev (one per scenario, store ${process.env.INTEROP_STORE ?? "memory"})`}, concurrency ${concurrency}`,
 );
 
 const results = [];

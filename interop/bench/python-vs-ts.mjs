@@ -9,9 +9,11 @@
 // not enforced, because it depends on the machine's load).
 import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
-import { loadPackages, plain, waitForStatus, World } from "../lib/harness.mjs";
+import { loadPackages, plain, World, waitForStatus } from "../lib/harness.mjs";
 
-const { values } = parseArgs({ options: { calls: { type: "string", default: "1000" }, rounds: { type: "string", default: "2" } } });
+const { values } = parseArgs({
+  options: { calls: { type: "string", default: "1000" }, rounds: { type: "string", default: "2" } },
+});
 const calls = Number(values.calls);
 const rounds = Number(values.rounds);
 

@@ -2,7 +2,7 @@
 // processes on free loopback ports, and read results back through our @rebuno/client.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -12,7 +12,9 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export const PY_DIR = path.join(ROOT, "interop/python");
 export const PYTHON = path.join(PY_DIR, ".venv/bin/python");
 export const OUT_DIR = path.join(ROOT, "interop/.out");
-const DEV_KERNEL_BIN = path.join(ROOT, "packages/dev-kernel/bin/rebuno-dev.js");
+// Override to run another launcher with the same CLI (`--config`, `--listen`, `--store`).
+const DEV_KERNEL_BIN =
+  process.env.INTEROP_DEV_KERNEL_BIN ?? path.join(ROOT, "packages/dev-kernel/bin/rebuno-dev.js");
 
 /** The packages under test, loaded from their compiled output (`pnpm tsc -b`). */
 export async function loadPackages() {
@@ -137,7 +139,8 @@ export class World {
     this.name = name;
     this.pkgs = packages;
     this.external = external; // { url, apiKey } when REBUNO_URL is set
-    this.dir = path.join(OUT_DIR, name.replace(/[^a-z0-9_-]+/gi, "_"));
+    this.dir = path.join(OUT_DIR, name.replace(/[^a-z0-9_-]+/gi, "_").slice(0, 80));
+    rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { recursive: true });
     this.procs = [];
     this.cleanups = [];
@@ -197,7 +200,7 @@ export class World {
         "--listen",
         `127.0.0.1:${port}`,
         "--store",
-        "memory",
+        this.storeArg(),
       ],
       { cwd: ROOT, env: { ...process.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -219,6 +222,14 @@ export class World {
       },
       { timeoutMs: 20_000, intervalMs: 50, what: "rebuno-dev /v0/health" },
     );
+  }
+
+  /** `INTEROP_STORE=sqlite` runs each scenario's rebuno-dev on a fresh SQLite file instead of memory. */
+  storeArg() {
+    const store = process.env.INTEROP_STORE ?? "memory";
+    if (store === "memory") return "memory";
+    if (store === "sqlite") return `sqlite:${path.join(this.dir, "kernel.db")}`;
+    throw new Error(`INTEROP_STORE must be memory or sqlite, got ${store}`);
   }
 
   agent(id) {

@@ -252,6 +252,16 @@ async def probe_process(note: str = "") -> dict[str, Any]:
         kc().submit_step(eid, lease=future, kind="tool_call", target="probe_target", args={}, idempotency="safe_to_retry")
     )
     out["complete_exec_next_attempt"] = await _sdk_call(kc().complete_execution(eid, lease=future, output="nope"))
+    # A real step under the live lease; its outcome writes are fenced by attempt.
+    dec = await kc().submit_step(
+        eid, lease=lease, kind="tool_call", target="probe_target", args={"n": 1}, idempotency="safe_to_retry"
+    )
+    out["submit_ok"] = {"decision": dec.decision, "step_id_len": len(dec.step_id)}
+    out["complete_step_next_attempt"] = await _sdk_call(kc().complete_step(eid, dec.step_id, lease=future, result="stale"))
+    out["complete_step_ok"] = await _sdk_call(kc().complete_step(eid, dec.step_id, lease=lease, result="probed"))
+    out["complete_step_again"] = await _sdk_call(kc().complete_step(eid, dec.step_id, lease=lease, result="again"))
+    out["fail_step_after_complete"] = await _sdk_call(kc().fail_step(eid, dec.step_id, lease=lease, error={"message": "late"}))
+    out["get_step_done"] = (await kc().get_step(eid, dec.step_id)).model_dump(include={"status", "result", "target"})
     out["get_step_missing"] = await _sdk_call(kc().get_step(eid, "0" * 64))
     out["previous_none"] = await _sdk_call(kc().previous_state(eid))
     await p.http.aclose()
@@ -309,6 +319,23 @@ async def slow_job(seconds: float) -> dict[str, Any]:
 async def slow_process(seconds: float) -> dict[str, Any]:
     res = await slow_job(seconds)
     return {"job": res, "calls": calls(), "lease": lease_facts()}
+
+
+@tool("starve_once")
+async def starve_once(seconds: float) -> dict[str, Any]:
+    """First run blocks the event loop (no heartbeats, no webhooks served) past the lease."""
+    ran("starve_once")
+    marker = Path(os.environ["INTEROP_MARKER"])
+    if not marker.exists():
+        marker.write_text(f"{os.getpid()}\n")
+        time.sleep(seconds)  # deliberately synchronous inside an async tool
+        return {"blocked": True}
+    return {"blocked": False}
+
+
+async def starve_process(seconds: float) -> dict[str, Any]:
+    res = await starve_once(seconds)
+    return {"result": res, "calls": calls(), "lease": lease_facts()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,6 +458,7 @@ KINDS = {
     "probe": probe_process,
     "crash": crash_process,
     "slow": slow_process,
+    "starve": starve_process,
     "approval": approval_process,
     "parent": parent_process,
     "child": child_process,

@@ -3,6 +3,7 @@
     .venv/bin/python pyclient.py inspect <execution_id>...   # parse everything the Python models read
     .venv/bin/python pyclient.py deny <approval_id>          # deny exactly as the SDK sends it
     .venv/bin/python pyclient.py grant <approval_id> [--by NAME] [--rationale TEXT]
+    .venv/bin/python pyclient.py create <agent_id> <input-json> [--session S] [--on-behalf-of SUBJECT]
 
 Prints one JSON document on stdout. Exit status 1 (with the error on stderr) when the SDK raises,
 which is how a kernel answer the official models cannot parse (e.g. `null` in a str field) shows up.
@@ -50,7 +51,7 @@ async def inspect(client: Client, ids: list[str]) -> dict[str, Any]:
             "approvals": approvals,
         }
     pending = await client.list_approvals()
-    report["_pending_approvals"] = len(pending)
+    report["_pending_approvals"] = [a.id for a in pending]
     return report
 
 
@@ -65,6 +66,11 @@ async def main() -> int:
     g.add_argument("approval_id")
     g.add_argument("--by", default="")
     g.add_argument("--rationale", default="")
+    c = sub.add_parser("create")
+    c.add_argument("agent_id")
+    c.add_argument("input")
+    c.add_argument("--session", default="")
+    c.add_argument("--on-behalf-of", default="")
     args = ap.parse_args()
     async with Client() as client:  # REBUNO_URL, REBUNO_API_KEY from the environment
         if args.cmd == "inspect":
@@ -72,6 +78,11 @@ async def main() -> int:
         elif args.cmd == "deny":
             await client.deny_approval(args.approval_id)  # sends {"rationale": ""}, no decided_by
             out = {"denied": args.approval_id}
+        elif args.cmd == "create":
+            ex = await client.create(
+                args.agent_id, json.loads(args.input), session=args.session, on_behalf_of=args.on_behalf_of
+            )
+            out = ex.model_dump(mode="json")
         else:
             await client.grant_approval(args.approval_id, decided_by=args.by, rationale=args.rationale)
             out = {"granted": args.approval_id}

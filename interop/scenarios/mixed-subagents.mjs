@@ -40,7 +40,11 @@ async function check(w, parentAgent, childAgent, failureStr) {
   assert.equal(ev.at(-1).type, "execution.completed");
 
   // With session: children continue one conversation.
-  const b = await w.client.create(parentAgent, { topics: ["one", "two"], shared_session: true, with_failure: false });
+  const b = await w.client.create(parentAgent, {
+    topics: ["one", "two"],
+    shared_session: true,
+    with_failure: false,
+  });
   const eb = await waitForStatus(w.client, b.id, "completed", { timeoutMs: 45_000 });
   assert.deepEqual(plain(eb.output).results, [
     { topic: "one", summary: "summary of one", n: 1, prev: null },

@@ -100,8 +100,58 @@ export default [
       const steps = await w.client.listSteps(ex.id);
       assert.equal(steps.length, 1);
       assert.equal(steps[0].status, "succeeded");
-      // The agent log must show no lease loss.
-      assert.doesNotMatch(w.agentLog("py-slow"), /lease superseded|dispatch heartbeat failed/i);
+      // httpx2 logs every kernel call at INFO: the SDK heartbeated every 10/3 s and each was a 204.
+      const log = w.agentLog("py-slow");
+      const beats = [
+        ...log.matchAll(/HTTP Request: POST \S+\/v0\/executions\/([0-9a-f-]+)\/heartbeat "HTTP\/1\.1 (\d+)/g),
+      ];
+      assert.ok(beats.length >= 3, `only ${beats.length} heartbeats logged`);
+      for (const b of beats) {
+        assert.equal(b[1], ex.id);
+        assert.equal(b[2], "204", "heartbeat answered 204");
+      }
+      assert.doesNotMatch(log, /lease superseded|dispatch heartbeat failed/i);
+    },
+  },
+  {
+    name: "python lease expiry on a live process: starved heartbeats → reclaim → attempt 2 supersedes attempt 1",
+    agents: [{ id: "py-starve", kind: "starve", leaseTimeoutSeconds: 10 }],
+    timeoutMs: 75_000,
+    async run(w) {
+      const marker = path.join(w.dir, "starved");
+      rmSync(marker, { force: true });
+      await w.startAgent("py-starve", { INTEROP_MARKER: marker });
+      // The first body blocks the agent's event loop for 16 s: no heartbeat renews the 10 s lease, the
+      // kernel reclaims it and redelivers attempt 2 of the same dispatch to the same (then frozen)
+      // process; when the loop wakes, the SDK supersedes attempt 1, whose late writes must be refused.
+      const created = await w.client.create("py-starve", { seconds: 16 });
+      const ex = await waitForStatus(w.client, created.id, "completed", { timeoutMs: 60_000 });
+      const out = plain(ex.output);
+      assert.deepEqual(out.result, { blocked: false }, "only attempt 2's result may be recorded");
+      assert.equal(out.lease.attempt, 2);
+      assert.deepEqual(out.calls, { starve_once: 2 }, "safe_to_retry body re-ran on attempt 2");
+      const steps = await w.client.listSteps(ex.id);
+      assert.equal(steps.length, 1);
+      assert.equal(steps[0].status, "succeeded");
+      assert.deepEqual(plain(steps[0].result), { blocked: false });
+      const events = await allEvents(w.client, ex.id);
+      const acked = events.filter((e) => e.type === "dispatch.acked");
+      assert.deepEqual(
+        acked.map((e) => e.payload.attempt),
+        [1, 2],
+      );
+      assert.equal(acked[0].payload.dispatch_id, acked[1].payload.dispatch_id);
+      assert.equal(events.filter((e) => e.type === "step.succeeded").length, 1);
+      // Any write attempt 1 managed to send after waking was fenced with 409.
+      const log = w.agentLog("py-starve");
+      const late = [
+        ...log.matchAll(/HTTP Request: POST \S+\/steps\/[0-9a-f]{64}\/complete "HTTP\/1\.1 (\d+)/g),
+      ].map((m) => m[1]);
+      assert.ok(late.includes("200"), `attempt 2 completed its step (${late.join(",")})`);
+      assert.ok(
+        late.every((code) => code === "200" || code === "409"),
+        `complete answers: ${late.join(",")}`,
+      );
     },
   },
 ];

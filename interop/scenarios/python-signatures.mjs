@@ -51,6 +51,24 @@ export default [
         ["heartbeat_other_dispatch", superseded, "heartbeat with a foreign dispatch id → 409"],
         ["submit_next_attempt", superseded, "submit with attempt+1 → 409"],
         ["complete_exec_next_attempt", superseded, "complete execution with attempt+1 → 409"],
+        ["submit_ok", { decision: "proceed", step_id_len: 64 }, "submit with the live lease → proceed"],
+        ["complete_step_next_attempt", superseded, "complete step with attempt+1 → 409, step unchanged"],
+        ["complete_step_ok", { ok: true, value: null }, "complete step with the live lease → 200"],
+        [
+          "complete_step_again",
+          { ok: true, value: null },
+          "complete of a terminal step → 200 (replay), unchanged",
+        ],
+        [
+          "fail_step_after_complete",
+          { ok: true, value: null },
+          "fail of a terminal step → 200 (replay), unchanged",
+        ],
+        [
+          "get_step_done",
+          { status: "succeeded", result: "probed", target: "probe_target" },
+          "first outcome wins",
+        ],
         ["get_step_missing", { ok: true, value: null }, "unknown step → 404 not_found → get_step() None"],
         ["previous_none", { ok: true, value: null }, "previous of a session-less execution → {state: null}"],
       ];
@@ -68,9 +86,12 @@ export default [
       assert.equal(out.note, "héllo");
       assert.equal(out.lease.attempt, 1);
 
-      // None of the refused probes may have left a trace; the tampered/lease-less submits recorded nothing.
+      // Only the one accepted submission left a step; refused ones (tampered, lease-less, stale) none.
       const steps = await w.client.listSteps(ex.id);
-      assert.deepEqual(steps, [], "refused submissions must not record steps");
+      assert.deepEqual(
+        steps.map((s) => [s.target, s.status, plain(s.args), plain(s.result), s.occurrence]),
+        [["probe_target", "succeeded", { n: 1 }, "probed", 0]],
+      );
       const events = await allEvents(w.client, ex.id);
       const acked = events.filter((e) => e.type === "dispatch.acked");
       assert.equal(acked.length, 1, "exactly one delivery");

@@ -49,7 +49,8 @@ const delegateFail = defineTool({
 
 async function parentHandler(input) {
   const results = [];
-  for (const topic of input.topics) results.push(await delegate({ topic, shared_session: Boolean(input.shared_session) }));
+  for (const topic of input.topics)
+    results.push(await delegate({ topic, shared_session: Boolean(input.shared_session) }));
   const out = { results };
   if (input.with_failure !== false) {
     try {

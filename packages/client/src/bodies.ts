@@ -82,7 +82,8 @@ function given(value: string | undefined): value is string {
 }
 
 function requireText(value: unknown, what: string): string {
-  if (typeof value !== "string" || value === "") throw new ValidationError(`${what} must be a non-empty string`);
+  if (typeof value !== "string" || value === "")
+    throw new ValidationError(`${what} must be a non-empty string`);
   return value;
 }
 
@@ -91,7 +92,11 @@ function requireText(value: unknown, what: string): string {
  * and an explicit `null` is sent as `null`. Non-JSON input (NaN, Date, Map…) throws a `TypeError`
  * naming the offending path before anything is sent.
  */
-export function createExecutionBody(agentId: string, input: unknown, options: CreateExecutionOptions = {}): string {
+export function createExecutionBody(
+  agentId: string,
+  input: unknown,
+  options: CreateExecutionOptions = {},
+): string {
   const body: Record<string, unknown> = { agent_id: requireText(agentId, "agentId") };
   if (input !== undefined) body.input = input;
   if (given(options.session)) body.session = options.session;
@@ -133,7 +138,9 @@ export function registerAgentBody(options: RegisterAgentOptions): string {
   };
   if (options.leaseTimeoutSeconds !== undefined) {
     if (!Number.isFinite(options.leaseTimeoutSeconds) || options.leaseTimeoutSeconds <= 0) {
-      throw new ValidationError(`leaseTimeoutSeconds must be a positive number, got ${options.leaseTimeoutSeconds}`);
+      throw new ValidationError(
+        `leaseTimeoutSeconds must be a positive number, got ${options.leaseTimeoutSeconds}`,
+      );
     }
     body.lease_timeout_seconds = options.leaseTimeoutSeconds;
   }

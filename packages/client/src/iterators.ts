@@ -54,7 +54,8 @@ export const DEFAULT_EVENTS_LIMIT = 100;
 const TERMINAL_EVENT_TYPES = new Set(["execution.completed", "execution.failed", "execution.cancelled"]);
 
 function checkPositive(value: number, what: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${what} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${what} must be a positive number, got ${value}`);
   return value;
 }
 
@@ -76,7 +77,10 @@ export function delay(ms: number, signal?: AbortSignal): Promise<boolean> {
 
 /** What {@link followEvents} needs from the client. */
 export interface FollowEventsDeps {
-  events(id: string, options: { afterSeq: number; limit: number; signal?: AbortSignal | undefined }): Promise<Event[]>;
+  events(
+    id: string,
+    options: { afterSeq: number; limit: number; signal?: AbortSignal | undefined },
+  ): Promise<Event[]>;
   get(id: string, options: { signal?: AbortSignal | undefined }): Promise<Execution>;
 }
 
@@ -194,14 +198,12 @@ export async function* streamDeltas(
     const decoder = new SseDecoder();
     const sequencer = new StreamSequencer();
     for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (cause) {
-        if (signal?.aborted) return;
+      const chunk = await reader.read().catch((cause: unknown) => {
+        if (signal?.aborted) return undefined;
         const why = cause instanceof Error ? cause.message : String(cause);
         throw new NetworkError(`GET ${path}: the stream broke: ${why}`, { cause });
-      }
+      });
+      if (chunk === undefined) return; // aborted by the caller
       if (chunk.done) {
         decoder.end();
         return;

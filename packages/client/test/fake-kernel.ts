@@ -22,7 +22,12 @@ export interface RecordedRequest {
 /** How to answer one request. */
 export type Reply =
   | { readonly status: number; readonly json?: unknown; readonly text?: string }
-  | { readonly status: number; readonly chunks: readonly (string | Uint8Array)[]; readonly gapMs?: number; readonly keepOpen?: boolean }
+  | {
+      readonly status: number;
+      readonly chunks: readonly (string | Uint8Array)[];
+      readonly gapMs?: number;
+      readonly keepOpen?: boolean;
+    }
   | ((req: RecordedRequest, res: ServerResponse) => void | Promise<void>);
 
 /** The running fake kernel. */
@@ -50,7 +55,11 @@ export function wireExecution(overrides: Record<string, unknown> = {}): Record<s
 }
 
 /** A protocol-shaped event (wire form). */
-export function wireEvent(seq: number, type = "step.executing", executionId = EXECUTION_ID): Record<string, unknown> {
+export function wireEvent(
+  seq: number,
+  type = "step.executing",
+  executionId = EXECUTION_ID,
+): Record<string, unknown> {
   return {
     execution_id: executionId,
     event_seq: seq,

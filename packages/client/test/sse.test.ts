@@ -73,7 +73,13 @@ describe("parseStreamFrame", () => {
       seq: 2,
       data: "d",
     });
-    for (const bad of ["nope", "[]", "null", '{"step_id":1,"seq":0,"data":""}', '{"step_id":"s","seq":1.5,"data":""}']) {
+    for (const bad of [
+      "nope",
+      "[]",
+      "null",
+      '{"step_id":1,"seq":0,"data":""}',
+      '{"step_id":"s","seq":1.5,"data":""}',
+    ]) {
       expect(parseStreamFrame(bad)).toBeUndefined();
     }
     expect(parseStreamFrame('{"step_id":"s","seq":-1,"data":""}')).toBeUndefined();

@@ -66,9 +66,26 @@ export function createUuidV7Generator(clock: () => number = Date.now): IdGenerat
     b[14] = (randBLow >>> 8) & 0xff;
     b[15] = randBLow & 0xff;
     return (
-      HEX[b[0]]! + HEX[b[1]]! + HEX[b[2]]! + HEX[b[3]]! + "-" + HEX[b[4]]! + HEX[b[5]]! + "-" +
-      HEX[b[6]]! + HEX[b[7]]! + "-" + HEX[b[8]]! + HEX[b[9]]! + "-" + HEX[b[10]]! + HEX[b[11]]! +
-      HEX[b[12]]! + HEX[b[13]]! + HEX[b[14]]! + HEX[b[15]]!
+      HEX[b[0]]! +
+      HEX[b[1]]! +
+      HEX[b[2]]! +
+      HEX[b[3]]! +
+      "-" +
+      HEX[b[4]]! +
+      HEX[b[5]]! +
+      "-" +
+      HEX[b[6]]! +
+      HEX[b[7]]! +
+      "-" +
+      HEX[b[8]]! +
+      HEX[b[9]]! +
+      "-" +
+      HEX[b[10]]! +
+      HEX[b[11]]! +
+      HEX[b[12]]! +
+      HEX[b[13]]! +
+      HEX[b[14]]! +
+      HEX[b[15]]!
     );
   };
 }

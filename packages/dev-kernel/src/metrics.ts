@@ -41,25 +41,38 @@ function labelText(labels: Readonly<Record<string, string>> | undefined): string
   return parts.length === 0 ? "" : `{${parts.join(",")}}`;
 }
 
-/** In-process counters. */
+interface Series {
+  readonly labels: string;
+  value: number;
+}
+
+/** In-process counters. Incrementing is a map lookup; label text is built once per series. */
 export class Metrics {
-  private readonly values = new Map<CounterName, Map<string, number>>();
+  private readonly values = new Map<CounterName, Map<string, Series>>();
+
+  private series(name: CounterName, label: readonly [string, string] | undefined): Series {
+    let byLabel = this.values.get(name);
+    if (byLabel === undefined) {
+      byLabel = new Map();
+      this.values.set(name, byLabel);
+    }
+    const key = label === undefined ? "" : `${label[0]}\u0000${label[1]}`;
+    let s = byLabel.get(key);
+    if (s === undefined) {
+      s = { labels: label === undefined ? "" : labelText({ [label[0]]: label[1] }), value: 0 };
+      byLabel.set(key, s);
+    }
+    return s;
+  }
 
   /** Add `by` (default 1) to a counter, optionally with one label pair. */
   inc(name: CounterName, label?: readonly [string, string], by = 1): void {
-    let series = this.values.get(name);
-    if (series === undefined) {
-      series = new Map();
-      this.values.set(name, series);
-    }
-    const key = label === undefined ? "" : labelText({ [label[0]]: label[1] });
-    series.set(key, (series.get(key) ?? 0) + by);
+    this.series(name, label).value += by;
   }
 
   /** Current value of one series (tests and the CLI use it). */
   get(name: CounterName, label?: readonly [string, string]): number {
-    const key = label === undefined ? "" : labelText({ [label[0]]: label[1] });
-    return this.values.get(name)?.get(key) ?? 0;
+    return this.values.get(name)?.get(label === undefined ? "" : `${label[0]}\u0000${label[1]}`)?.value ?? 0;
   }
 
   /** Prometheus text exposition format 0.0.4. */
@@ -72,7 +85,7 @@ export class Metrics {
         if (!LABELLED.has(name)) lines.push(`${name} 0`);
         continue;
       }
-      for (const [labels, value] of series) lines.push(`${name}${labels} ${value}`);
+      for (const { labels, value } of series.values()) lines.push(`${name}${labels} ${value}`);
     }
     const seen = new Set<string>();
     for (const g of gauges) {
@@ -98,4 +111,3 @@ const LABELLED: ReadonlySet<CounterName> = new Set([
   "rebuno_worker_errors_total",
   "rebuno_http_requests_total",
 ]);
-

@@ -9,3 +9,12 @@ export function formatTime(ms: number): string {
   if (iso.endsWith("0Z")) return `${iso.slice(0, -2)}Z`;
   return iso;
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Epoch milliseconds of an RFC 3339 timestamp, or null when it is not one. */
+export function parseTime(text: string): number | null {
+  if (!RFC3339.test(text)) return null;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? null : ms;
+}

@@ -214,7 +214,7 @@ class AgentTransportImpl implements AgentTransport {
     return toAck(await this.json("POST", path, lease, body, "idempotent", options), path);
   }
 
-  completeStep(
+  async completeStep(
     executionId: string,
     lease: DispatchLease,
     stepId: string,
@@ -224,7 +224,7 @@ class AgentTransportImpl implements AgentTransport {
     return this.outcome(executionId, lease, stepId, "complete", completeStepBody(input), options);
   }
 
-  failStep(
+  async failStep(
     executionId: string,
     lease: DispatchLease,
     stepId: string,

@@ -31,7 +31,7 @@ interface StepMark {
 }
 
 function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  return `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
 }
 
 /**
@@ -162,9 +162,15 @@ export class LeaseKeeper {
   private beat(): void {
     if (this.stopped || this.beating) return; // one heartbeat at a time; the next tick retries
     this.beating = true;
-    // Time budget = one interval: retries of this beat must not overlap the next one.
-    this.base
-      .heartbeat(this.executionId, this.lease, { timeoutMs: this.intervalMs, budgetMs: this.intervalMs })
+    // Time budget = one interval: retries of this beat must not overlap the next one. Started
+    // inside a promise so that even a synchronous throw lands in onFailure, not in the timer.
+    Promise.resolve()
+      .then(() =>
+        this.base.heartbeat(this.executionId, this.lease, {
+          timeoutMs: this.intervalMs,
+          budgetMs: this.intervalMs,
+        }),
+      )
       .then(
         () => {
           this.failures = 0;

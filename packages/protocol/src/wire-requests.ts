@@ -39,7 +39,7 @@ export type CaptureFailure = z.infer<typeof CaptureFailureSchema>;
 export const SubmitStepRequestSchema = z.strictObject({
   kind: StepKindSchema,
   target: z.string(),
-  args: JsonValueSchema,
+  args: JsonValueSchema.optional(),
   idempotency: IdempotencySchema.nullish(),
   resources: z.array(z.string()).nullish(),
 });
@@ -47,7 +47,7 @@ export type SubmitStepRequest = z.infer<typeof SubmitStepRequestSchema>;
 
 /** `POST …/steps/{step_id}/complete` (protocol §4.9). */
 export const CompleteStepRequestSchema = z.strictObject({
-  result: JsonValueSchema,
+  result: JsonValueSchema.optional(),
   captures: z.array(CaptureSchema).nullish(),
   capture_failures: z.array(CaptureFailureSchema).nullish(),
 });
@@ -55,7 +55,7 @@ export type CompleteStepRequest = z.infer<typeof CompleteStepRequestSchema>;
 
 /** `POST …/steps/{step_id}/fail` (protocol §4.9); SDKs send `{"error":{"message":…}}`. */
 export const FailStepRequestSchema = z.strictObject({
-  error: JsonValueSchema,
+  error: JsonValueSchema.optional(),
   captures: z.array(CaptureSchema).nullish(),
   capture_failures: z.array(CaptureFailureSchema).nullish(),
 });
@@ -67,7 +67,7 @@ export const SpawnedBySchema = z.strictObject({ execution_id: z.string(), step_i
 /** `POST /v0/executions` (protocol §4.1). */
 export const CreateExecutionRequestSchema = z.strictObject({
   agent_id: z.string(),
-  input: JsonValueSchema,
+  input: JsonValueSchema.optional(),
   agent_version: optText,
   session: optText,
   parent_execution_id: optText,
@@ -78,8 +78,8 @@ export type CreateExecutionRequest = z.infer<typeof CreateExecutionRequestSchema
 
 /** `POST …/complete` (protocol §4.13); SDKs add `state` only when non-null. */
 export const CompleteExecutionRequestSchema = z.strictObject({
-  output: JsonValueSchema,
-  state: JsonValueSchema,
+  output: JsonValueSchema.optional(),
+  state: JsonValueSchema.optional(),
 });
 export type CompleteExecutionRequest = z.infer<typeof CompleteExecutionRequestSchema>;
 
@@ -112,7 +112,7 @@ export const TestPolicyRequestSchema = z.strictObject({
         name: optText,
         target: z.string(),
         kind: StepKindSchema.nullish(),
-        args: JsonValueSchema,
+        args: JsonValueSchema.optional(),
         agent_id: optText,
         expect: optText,
         expect_rule: optText,
@@ -151,7 +151,7 @@ export type StreamDeltaRequest = z.infer<typeof StreamDeltaRequestSchema>;
 export const RegisterResourceRequestSchema = z.strictObject({
   key: ResourceKeySchema,
   driver_id: z.string(),
-  configuration: JsonValueSchema,
+  configuration: JsonValueSchema.optional(),
   coverage_reuse: z.boolean().nullish(),
   every_steps: z.int().min(0).nullish(),
   on_completion: z.boolean().nullish(),

@@ -33,9 +33,9 @@ export const ExecutionWire = z.looseObject({
   id: z.string(),
   agent_id: z.string(),
   agent_version: optText,
-  input: JsonValueSchema,
+  input: JsonValueSchema.optional(),
   status: ExecutionStatusSchema,
-  output: JsonValueSchema,
+  output: JsonValueSchema.optional(),
   failure_reason: optText,
   created_at: z.string(),
   updated_at: z.string(),
@@ -67,9 +67,9 @@ export const StepWire = z.looseObject({
   occurrence: z.int().min(0),
   status: StepStatusSchema,
   idempotency: IdempotencySchema.or(z.literal("")).nullish(),
-  args: JsonValueSchema,
-  result: JsonValueSchema,
-  error: JsonValueSchema,
+  args: JsonValueSchema.optional(),
+  result: JsonValueSchema.optional(),
+  error: JsonValueSchema.optional(),
   started_at: optText,
   completed_at: optText,
 });
@@ -83,8 +83,8 @@ export type StepResourceWire = z.infer<typeof StepResourceWire>;
 export const StepDecisionWire = z.looseObject({
   decision: DecisionSchema,
   step_id: optText,
-  result: JsonValueSchema,
-  error: JsonValueSchema,
+  result: JsonValueSchema.optional(),
+  error: JsonValueSchema.optional(),
   approval_id: optText,
   reason: optText,
   rule_id: optText,
@@ -95,8 +95,8 @@ export type StepDecisionWire = z.infer<typeof StepDecisionWire>;
 /** Answer to step complete/fail (protocol §4.9; SDKs ignore it). */
 export const StepOutcomeWire = z.looseObject({
   decision: z.enum(["recorded", "replay", "execution_terminal"]),
-  result: JsonValueSchema,
-  error: JsonValueSchema,
+  result: JsonValueSchema.optional(),
+  error: JsonValueSchema.optional(),
 });
 export type StepOutcomeWire = z.infer<typeof StepOutcomeWire>;
 
@@ -155,14 +155,14 @@ export type ApiKeyWire = z.infer<typeof ApiKeyWire>;
 export const ResourceViewWire = z.looseObject({
   key: z.string(),
   driver_id: z.string(),
-  configuration: JsonValueSchema,
+  configuration: JsonValueSchema.optional(),
   coverage_reuse: z.boolean().nullish(),
   every_steps: optInt,
   on_completion: z.boolean().nullish(),
   generation: optInt,
   count: optInt,
   registered_seq: optInt,
-  binding: JsonValueSchema,
+  binding: JsonValueSchema.optional(),
   checkpoint_ref: optText,
   covered: z.boolean().nullish(),
 });
@@ -195,7 +195,7 @@ export const ForkPointsWire = z.looseObject({
 export type ForkPointsWire = z.infer<typeof ForkPointsWire>;
 
 /** `GET …/previous`. */
-export const PreviousWire = z.looseObject({ state: JsonValueSchema });
+export const PreviousWire = z.looseObject({ state: JsonValueSchema.optional() });
 /** `POST …/suspend`. */
 export const SuspendWire = z.looseObject({ suspended: z.boolean() });
 /** Error envelope (protocol §2). */
@@ -216,7 +216,7 @@ export const ExecutionEventPayloadWire = z.looseObject({
   session: optText,
   deadline_at: optText,
   reason: optText,
-  output: JsonValueSchema,
+  output: JsonValueSchema.optional(),
   parent_execution_id: optText,
   spawned_by: SpawnedByWire.nullish(),
   source_execution_id: optText,
@@ -229,25 +229,25 @@ export const StepEventPayloadWire = z.looseObject({
   target: optText,
   rule_id: optText,
   policy_hash: optText,
-  error: JsonValueSchema,
+  error: JsonValueSchema.optional(),
   reason: optText,
   usage: z.looseObject({ input_tokens: z.number(), output_tokens: z.number() }).nullish(),
   resources: z.array(z.string()).nullish(),
-  generations: z.unknown(),
+  generations: z.unknown().optional(),
 });
 /** `resource.*` payloads. */
 export const ResourceEventPayloadWire = z.looseObject({
   key: z.string(),
   driver_id: optText,
-  configuration: JsonValueSchema,
+  configuration: JsonValueSchema.optional(),
   coverage_reuse: z.boolean().nullish(),
   every_steps: optInt,
   on_completion: z.boolean().nullish(),
   generation: optInt,
   checkpoint_ref: optText,
   covered_seq: optInt,
-  binding: JsonValueSchema,
-  error: JsonValueSchema,
+  binding: JsonValueSchema.optional(),
+  error: JsonValueSchema.optional(),
 });
 /** `approval.*` payloads. */
 export const ApprovalEventPayloadWire = z.looseObject({

@@ -61,11 +61,16 @@ describe("identity_vectors.json", () => {
   it("has the 12 Go-generated vectors", () => {
     expect(identity).toHaveLength(12);
   });
+  // JSON.parse of the vector file turns 1.0 into 1 and 10^30 into 1e+30, so only the vector with
+  // such literals (tool_6) cannot round-trip through JS values; identity_vectors_raw.json covers it.
+  const LOSSY_IN_JS = new Set(["tool_6"]);
   it.each(identity.map((v) => [v.target, v] as const))("%s", (_name, v) => {
-    // JSON.parse of the vector file turns 1.0 into 1 and 10^30 into a float, so values are only
-    // compared through the raw file below; here the hash must match whenever the canonical form does.
-    const text = canonicalJson(v.args);
-    if (text === v.canonical) expect(argsHash(v.args)).toBe(v.args_hash);
+    if (LOSSY_IN_JS.has(v.target)) {
+      expect(canonicalJson(v.args)).not.toBe(v.canonical);
+    } else {
+      expect(canonicalJson(v.args)).toBe(v.canonical);
+      expect(argsHash(v.args)).toBe(v.args_hash);
+    }
     expect(argsHashFromText(v.canonical)).toBe(v.args_hash);
     expect(computeStepId(v.execution_id, v.kind, v.target, v.args_hash, v.occurrence)).toBe(v.step_id);
   });

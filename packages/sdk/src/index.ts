@@ -27,12 +27,60 @@ export {
   UnauthorizedError,
   ValidationError,
 } from "@rebuno/protocol";
+export {
+  type AdapterOptions,
+  type AiJsonSchemaHelper,
+  type AiValidationResult,
+  haltable,
+  invokeTool,
+  isControlFlowError,
+  type LangChainToolConfig,
+  type LangChainToolFactory,
+  type LangChainToolsOptions,
+  type MastraLegacyExecuteOptions,
+  type MastraToolContext,
+  type MastraToolDefinition,
+  type MastraToolsOptions,
+  type McpCallToolResult,
+  type McpLowLevelServer,
+  type McpRequestExtra,
+  type McpToolDefinition,
+  type OpenAIAgentsCallDetails,
+  type OpenAIAgentsToolConfig,
+  type OpenAIAgentsToolFactory,
+  type OpenAIAgentsToolsOptions,
+  registerMcpTools,
+  resultText,
+  toLangChainTools,
+  toMastraTools,
+  toMcpTools,
+  toOpenAIAgentsTools,
+  toVercelTools,
+  type VercelTool,
+  type VercelToolCallOptions,
+  type VercelToolsOptions,
+} from "./adapters/index.js";
 export { Agent, type AgentHandler, type AgentOptions } from "./agent/agent.js";
 export { type AgentClassConfig, agent } from "./agent/agent-decorator.js";
 export { raiseForRefusal, refusalFromError } from "./agent/refusal.js";
 export { Result } from "./agent/result.js";
 export type { ServeHandle, ServeOptions } from "./agent/serve.js";
 export { MAX_WEBHOOK_BYTES } from "./agent/webhook.js";
+export { createRebunoFetch, type RebunoFetchOptions, rebunoFetch } from "./llm/rebuno-fetch.js";
+export type { LlmRecord } from "./llm/record.js";
+export {
+  contentText,
+  flattenMcpResult,
+  type McpCallResult,
+  type McpClientLike,
+  type McpRebunoTool,
+  type McpToolDescriptor,
+  type PerTool,
+  throwIfMcpError,
+  type WrapMcpToolsOptions,
+  wrapMcpTool,
+  wrapMcpTools,
+} from "./mcp/index.js";
 export { METADATA_SYMBOL } from "./polyfill.js";
 export { type CallBody, runCall } from "./runtime/call.js";
 export {
@@ -61,33 +109,6 @@ export { type ResourceOptions, resource } from "./runtime/resource.js";
 export type { CheckpointPolicy, ResourceDriver } from "./runtime/resource-types.js";
 export { type StepOptions, step } from "./runtime/step.js";
 export { type SubagentClient, type SubagentOptions, subagent } from "./runtime/subagent.js";
-export type { StandardSchemaV1 } from "./standard-schema.js";
-export type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "./tool-types.js";
-export {
-  type CallableTool,
-  defineTool,
-  type ToolDefinition,
-  type WrapToolDefinition,
-  wrapTool,
-} from "./tools/define-tool.js";
-export {
-  TOOLS_METADATA_KEY,
-  type ToolDecorator,
-  type ToolMeta,
-  type ToolMethod,
-  type ToolOptions,
-  tool,
-} from "./tools/decorator.js";
-export {
-  type CallKind,
-  type CallSpec,
-  type DenialFormatter,
-  defaultDenialFormatter,
-  TOOL_ID_PATTERN,
-  type ToolSpec,
-} from "./tools/tool-spec.js";
-export { Toolbox, toolboxMetadata } from "./tools/toolbox.js";
-
 // Provider schemas, framework exporters and MCP wrapping (owned by the schema/adapters/mcp work).
 export {
   ANTHROPIC_STRICT_DIALECT,
@@ -128,4 +149,31 @@ export {
   toOpenAIStrictSchema,
   toOpenAITools,
   validateJsonSchema,
+  validateWith,
 } from "./schema/index.js";
+export type { StandardSchemaV1 } from "./standard-schema.js";
+export type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "./tool-types.js";
+export {
+  TOOLS_METADATA_KEY,
+  type ToolDecorator,
+  type ToolMeta,
+  type ToolMethod,
+  type ToolOptions,
+  tool,
+} from "./tools/decorator.js";
+export {
+  type CallableTool,
+  defineTool,
+  type ToolDefinition,
+  type WrapToolDefinition,
+  wrapTool,
+} from "./tools/define-tool.js";
+export {
+  type CallKind,
+  type CallSpec,
+  type DenialFormatter,
+  defaultDenialFormatter,
+  TOOL_ID_PATTERN,
+  type ToolSpec,
+} from "./tools/tool-spec.js";
+export { Toolbox, toolboxMetadata } from "./tools/toolbox.js";

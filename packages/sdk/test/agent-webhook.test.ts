@@ -69,7 +69,12 @@ describe("agent.fetch webhook intake", () => {
   });
 
   it("answers 401 for a missing or wrong signature", async () => {
-    const body = JSON.stringify({ execution_id: "e", dispatch_id: "d", dispatch_attempt: 1, lease_timeout_seconds: 60 });
+    const body = JSON.stringify({
+      execution_id: "e",
+      dispatch_id: "d",
+      dispatch_attempt: 1,
+      lease_timeout_seconds: 60,
+    });
     expect((await a.fetch(post(body))).status).toBe(401);
     expect((await a.fetch(post(body, webhookSignature("other", body)))).status).toBe(401);
     expect((await a.fetch(post(body, "sha256=zz"))).status).toBe(401);

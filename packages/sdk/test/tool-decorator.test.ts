@@ -1,12 +1,26 @@
 /** Definition-time behaviour of `@tool`, `Toolbox`, `defineTool` and `wrapTool` (no kernel). */
-import { ConfigurationError, defineTool, TOOLS_METADATA_KEY, Toolbox, tool, toolboxMetadata, wrapTool } from "@rebuno/sdk";
+import {
+  ConfigurationError,
+  defineTool,
+  TOOLS_METADATA_KEY,
+  Toolbox,
+  tool,
+  toolboxMetadata,
+  wrapTool,
+} from "@rebuno/sdk";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
+// #region forms
 const ChargeInput = z.object({ card: z.string(), cents: z.number().int().positive() });
 
 class Billing extends Toolbox {
-  @tool("charge", { idempotency: "at_most_once", input: ChargeInput, description: "Charge a card", resources: ["ledger"] })
+  @tool("charge", {
+    idempotency: "at_most_once",
+    input: ChargeInput,
+    description: "Charge a card",
+    resources: ["ledger"],
+  })
   async charge(args: z.infer<typeof ChargeInput>) {
     return { charged: args.cents };
   }
@@ -31,6 +45,7 @@ class Billing extends Toolbox {
     return "not a tool";
   }
 }
+// #endregion
 
 describe("@tool forms and metadata", () => {
   const billing = new Billing();
@@ -75,13 +90,22 @@ describe("@tool forms and metadata", () => {
   });
 
   it("records metadata on the class (Symbol.metadata)", () => {
-    const md = (Billing as unknown as Record<symbol, Record<symbol, Map<string, unknown>>>)[Symbol.metadata as symbol];
-    expect([...(md?.[TOOLS_METADATA_KEY]?.keys() ?? [])]).toEqual(["charge", "search", "empty", "lookup", "refund"]);
+    const md = (Billing as unknown as Record<symbol, Record<symbol, Map<string, unknown>>>)[
+      Symbol.metadata as symbol
+    ];
+    expect([...(md?.[TOOLS_METADATA_KEY]?.keys() ?? [])]).toEqual([
+      "charge",
+      "search",
+      "empty",
+      "lookup",
+      "refund",
+    ]);
     expect(toolboxMetadata(Billing).map((m) => m.methodName)).toContain("lookup");
   });
 });
 
 describe("inheritance", () => {
+  // #region inheritance
   class Base extends Toolbox {
     @tool async ping() {
       return "base";
@@ -101,6 +125,7 @@ describe("inheritance", () => {
       return 1;
     }
   }
+  // #endregion
 
   it("inherits, overrides in place, and lets a plain override drop a tool", () => {
     expect(new Derived().tools.map((t) => [t.name, t.description])).toEqual([
@@ -172,6 +197,7 @@ describe("definition-time errors", () => {
     }).toThrow(/'s' is static/);
     expect(() => {
       class P2 extends Toolbox {
+        // biome-ignore lint/correctness/noUnusedPrivateClassMembers: the decorator must reject it
         @tool async #hidden() {}
       }
       return P2;
@@ -179,24 +205,44 @@ describe("definition-time errors", () => {
   });
 
   it("explains legacy experimentalDecorators calls", () => {
-    const legacy = tool("x") as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => void;
+    const legacy = tool("x") as unknown as (
+      target: object,
+      key: string,
+      descriptor: PropertyDescriptor,
+    ) => void;
     expect(() => legacy({}, "x", { value: () => {} })).toThrow(/experimentalDecorators/);
     const bare = tool as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => void;
     expect(() => bare({}, "x", { value: () => {} })).toThrow(/Remove "experimentalDecorators"/);
   });
 
   it("rejects bad options", () => {
-    expect(() => tool({ idempotency: "twice" as never })(async () => {}, { kind: "method", name: "m", static: false, private: false, metadata: {}, addInitializer() {}, access: {} } as never)).toThrow(
-      /idempotency must be "safe_to_retry" or "at_most_once"/,
-    );
+    expect(() =>
+      tool({ idempotency: "twice" as never })(async () => {}, {
+        kind: "method",
+        name: "m",
+        static: false,
+        private: false,
+        metadata: {},
+        addInitializer() {},
+        access: {},
+      } as never),
+    ).toThrow(/idempotency must be "safe_to_retry" or "at_most_once"/);
     expect(() => defineTool({ name: "t", resources: ["bad key"], execute: () => 1 })).toThrow(/resource key/);
-    expect(() => defineTool({ name: "t", input: { type: "string" }, execute: () => 1 })).toThrow(ConfigurationError);
+    expect(() => defineTool({ name: "t", input: { type: "string" }, execute: () => 1 })).toThrow(
+      ConfigurationError,
+    );
   });
 });
 
 describe("function forms", () => {
   it("defineTool builds a callable tool", () => {
-    const t = defineTool({ name: "lookup", input: z.object({ sku: z.string() }), execute: async ({ sku }) => sku });
+    // #region define-tool
+    const t = defineTool({
+      name: "lookup",
+      input: z.object({ sku: z.string() }),
+      execute: async ({ sku }) => sku,
+    });
+    // #endregion
     expect(t.name).toBe("lookup");
     expect(t.inputSchema).toMatchObject({ type: "object", required: ["sku"] });
     expect(typeof t).toBe("function");
@@ -205,7 +251,12 @@ describe("function forms", () => {
 
   it("wrapTool passes schema and description through", () => {
     const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-    const t = wrapTool({ name: "weather", description: "w", inputSchema: schema, invoke: (a: { city: string }) => a.city });
+    const t = wrapTool({
+      name: "weather",
+      description: "w",
+      inputSchema: schema,
+      invoke: (a: { city: string }) => a.city,
+    });
     expect(t.description).toBe("w");
     expect(t.inputSchema).toMatchObject({ properties: { city: { type: "string" } } });
   });

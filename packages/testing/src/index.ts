@@ -2,8 +2,16 @@
 export {
   type CreatedChild,
   type RecordedOutcome,
-  ScriptedKernelPort,
   type ScriptedDecision,
+  ScriptedKernelPort,
   type SubmittedStep,
 } from "./scripted-port.js";
+export {
+  type AgentClass,
+  type AgentFactory,
+  inRecordingOrder,
+  type RunResult,
+  TestEnvironment,
+  type TestEnvironmentOptions,
+} from "./test-environment.js";
 export { ToolTestContext, type ToolTestContextOptions, withToolContext } from "./tool-test-context.js";

@@ -19,7 +19,10 @@ import type {
 export type ScriptedDecision =
   | { readonly kind: "proceed" }
   | { readonly kind: "replay"; readonly result: unknown }
-  | { readonly kind: "replay"; readonly error: string | { readonly message?: string; readonly reason?: string } }
+  | {
+      readonly kind: "replay";
+      readonly error: string | { readonly message?: string; readonly reason?: string };
+    }
   | { readonly kind: "deny"; readonly reason?: string; readonly ruleId?: string }
   | { readonly kind: "block"; readonly approvalId?: string; readonly reason?: string }
   | { readonly kind: "rate_limit"; readonly reason?: string }
@@ -81,8 +84,6 @@ export class ScriptedKernelPort implements KernelPort {
   private readonly occurrences = new Map<string, number>();
   private readonly resources = new Map<string, { generation: number; binding: unknown }>();
 
-  constructor(private readonly executionId: string) {}
-
   /** Queue decisions for `target` (`"*"` matches any target without its own queue). */
   script(target: string, ...decisions: ScriptedDecision[]): void {
     const queue = this.scripts.get(target) ?? [];
@@ -143,7 +144,12 @@ export class ScriptedKernelPort implements KernelPort {
       case "deny":
         this.occurrences.set(key, occurrence + 1);
         record("denied");
-        return { decision: "denied", stepId, reason: scripted.reason ?? "policy_denied", ruleId: scripted.ruleId };
+        return {
+          decision: "denied",
+          stepId,
+          reason: scripted.reason ?? "policy_denied",
+          ruleId: scripted.ruleId,
+        };
       case "block":
         record("blocked");
         return { decision: "blocked", stepId, approvalId: scripted.approvalId, reason: scripted.reason };
@@ -187,7 +193,13 @@ export class ScriptedKernelPort implements KernelPort {
   async getStep(_executionId: string, stepId: string): Promise<StepLike | null> {
     const row = this.steps.get(stepId);
     if (row === undefined) return null;
-    return { stepId: row.stepId, target: row.target, status: row.status, result: row.result, error: row.error };
+    return {
+      stepId: row.stepId,
+      target: row.target,
+      status: row.status,
+      result: row.result,
+      error: row.error,
+    };
   }
 
   /**
@@ -221,7 +233,11 @@ export class ScriptedKernelPort implements KernelPort {
     return this.previousState;
   }
 
-  async registerResource(_id: string, _lease: LeaseRef, body: RegisterResourceBody): Promise<ResourceViewLike> {
+  async registerResource(
+    _id: string,
+    _lease: LeaseRef,
+    body: RegisterResourceBody,
+  ): Promise<ResourceViewLike> {
     this.checkLease();
     const existing = this.resources.get(body.key);
     return {

@@ -7,8 +7,8 @@ import { ExecutionContext, type SubagentClient } from "@rebuno/sdk";
 import {
   type CreatedChild,
   type RecordedOutcome,
-  ScriptedKernelPort,
   type ScriptedDecision,
+  ScriptedKernelPort,
   type SubmittedStep,
 } from "./scripted-port.js";
 
@@ -42,7 +42,7 @@ export class ToolTestContext {
 
   constructor(options: ToolTestContextOptions = {}) {
     const executionId = options.executionId ?? "exec-test";
-    this.port = new ScriptedKernelPort(executionId);
+    this.port = new ScriptedKernelPort();
     this.port.previousState = options.previous ?? null;
     this.context = new ExecutionContext({
       port: this.port,

@@ -11,8 +11,8 @@ import {
   step,
   subagent,
   Terminated,
-  ToolError,
   Toolbox,
+  ToolError,
   tool,
   ValidationError,
   wrapTool,
@@ -65,6 +65,7 @@ describe("tool calls", () => {
     expect(t.completed[0]?.result).toEqual(out);
   });
 
+  // #region unit-denial
   it("returns the denial string and does not run the body", async () => {
     const t = new ToolTestContext().deny("charge", "over the limit");
     const billing = new Billing();
@@ -73,6 +74,7 @@ describe("tool calls", () => {
     expect(billing.charges).toEqual([]);
     expect(t.context.denial).toBeUndefined();
   });
+  // #endregion
 
   it("honours a custom denial formatter (which may throw)", async () => {
     const strict = defineTool({
@@ -88,6 +90,7 @@ describe("tool calls", () => {
     expect((err as PolicyError).ruleId).toBe("rule-1");
   });
 
+  // #region unit-replay
   it("replays a recorded value without running the body", async () => {
     const t = new ToolTestContext().replay("charge", { ok: "recorded" });
     const billing = new Billing();
@@ -95,6 +98,7 @@ describe("tool calls", () => {
     expect(billing.charges).toEqual([]);
     expect(t.completed).toHaveLength(0);
   });
+  // #endregion
 
   it("turns a replayed indeterminate failure into ToolError with the documented message", async () => {
     const t = new ToolTestContext().replayError("charge", {
@@ -114,12 +118,16 @@ describe("tool calls", () => {
     expect(ToolError.isInstance(err)).toBe(true);
     expect(err.message).toBe("broken: card declined");
     expect((err.cause as Error).message).toBe("card declined");
-    expect(t.failed).toEqual([{ stepId: t.submitted[0]?.stepId, target: "broken", error: { message: "card declined" } }]);
+    expect(t.failed).toEqual([
+      { stepId: t.submitted[0]?.stepId, target: "broken", error: { message: "card declined" } },
+    ]);
   });
 
   it("validates input before submitting", async () => {
     const t = new ToolTestContext();
-    const err = (await t.run(() => new Billing().charge({ cents: -1 })).catch((e: unknown) => e)) as ValidationError;
+    const err = (await t
+      .run(() => new Billing().charge({ cents: -1 }))
+      .catch((e: unknown) => e)) as ValidationError;
     expect(ValidationError.isInstance(err)).toBe(true);
     expect(err.issues[0]?.path).toEqual(["cents"]);
     expect(t.submitted).toHaveLength(0);
@@ -172,6 +180,15 @@ describe("tool calls", () => {
     expect(new Set(t.submitted.map((s) => s.stepId)).size).toBe(3);
   });
 
+  it("binds decorated methods per instance, so detached calls keep this", async () => {
+    const t = new ToolTestContext();
+    const box = new Billing();
+    const { charge } = box;
+    expect(charge.name).toBe("charge");
+    await t.run(() => charge({ cents: 3 }));
+    expect(box.charges).toEqual([3]);
+  });
+
   it("runs nested calls as their own steps", async () => {
     const t = new ToolTestContext();
     expect(await t.run(() => new Billing().nested())).toEqual({ inner: true });
@@ -182,6 +199,7 @@ describe("tool calls", () => {
 describe("wrapTool", () => {
   it("records transformed args and the mapped result", async () => {
     const calls: unknown[] = [];
+    // #region wrap-tool
     const weather = wrapTool({
       name: "weather",
       invoke: (args: { city: string; unit?: string | null }) => {
@@ -191,6 +209,7 @@ describe("wrapTool", () => {
       transformArgs: (args) => ({ city: args.city.toLowerCase() }),
       toResult: (raw) => raw.summary,
     });
+    // #endregion
     const t = new ToolTestContext();
     expect(await t.run(() => weather({ city: "Oslo", unit: null }))).toBe("sunny in oslo");
     expect(calls).toEqual([{ city: "oslo" }]);
@@ -200,7 +219,13 @@ describe("wrapTool", () => {
 
   it("shallow-copies args by default", async () => {
     const seen: object[] = [];
-    const w = wrapTool({ name: "w", invoke: (a: { x: number }) => (seen.push(a), a.x) });
+    const w = wrapTool({
+      name: "w",
+      invoke: (a: { x: number }) => {
+        seen.push(a);
+        return a.x;
+      },
+    });
     const args = { x: 1 };
     await withToolContext(() => w(args));
     expect(seen[0]).toEqual(args);
@@ -237,10 +262,14 @@ describe("step()", () => {
 describe("subagent() with the scripted kernel", () => {
   class Research extends Toolbox {
     @tool async research(args: { topic: string; session?: string }) {
-      return subagent("researcher", { topic: args.topic }, {
-        client: clientRef.current,
-        ...(args.session === undefined ? {} : { session: args.session }),
-      });
+      return subagent(
+        "researcher",
+        { topic: args.topic },
+        {
+          client: clientRef.current,
+          ...(args.session === undefined ? {} : { session: args.session }),
+        },
+      );
     }
     @tool async lookup(args: { id: string }) {
       await new Promise((r) => setTimeout(r, 20));
@@ -261,7 +290,11 @@ describe("subagent() with the scripted kernel", () => {
     clientRef.current = t.client;
     const box = new Research();
     const results = await t.run(() =>
-      Promise.allSettled([box.research({ topic: "a" }), box.research({ topic: "b" }), box.lookup({ id: "1" })]),
+      Promise.allSettled([
+        box.research({ topic: "a" }),
+        box.research({ topic: "b" }),
+        box.lookup({ id: "1" }),
+      ]),
     );
     expect(results[2]).toEqual({ status: "fulfilled", value: "found 1" });
     expect(results[0]?.status).toBe("rejected");
@@ -289,10 +322,26 @@ describe("subagent() with the scripted kernel", () => {
     expect((err as ToolError).message).toBe("research: subagent_failed");
   });
 
+  it("counts a call whose nested step waits on a subagent as waiting (no hang)", async () => {
+    class Outer extends Toolbox {
+      @tool async outer() {
+        return step("inner", () => subagent("helper", {}, { client: clientRef.current }));
+      }
+    }
+    const t = new ToolTestContext();
+    clientRef.current = t.client;
+    const err = await t.run(() => new Outer().outer()).catch((e: unknown) => e);
+    expect(Blocked.isInstance(err)).toBe(true);
+    expect(t.suspendCalls).toBe(1);
+    expect(t.children[0]?.spawnedBy?.stepId).toBe(t.submitted[1]?.stepId);
+  });
+
   it("refuses a child session equal to the parent's before any request", async () => {
     const t = new ToolTestContext({ session: "s1" });
     clientRef.current = t.client;
-    const err = await t.run(() => new Research().research({ topic: "a", session: "s1" })).catch((e: unknown) => e);
+    const err = await t
+      .run(() => new Research().research({ topic: "a", session: "s1" }))
+      .catch((e: unknown) => e);
     expect(ToolError.isInstance(err)).toBe(true);
     expect(ValidationError.isInstance((err as ToolError).cause)).toBe(true);
     expect(t.children).toHaveLength(0);

@@ -30,7 +30,13 @@ export function decideApproval(ctx: KernelContext, d: ApprovalDecision): void {
   }
   const now = ctx.clock();
   const status = d.grant ? "granted" : "denied";
-  const decided: ApprovalRow = { ...approval, status, decidedBy: d.decidedBy, decidedAt: now, rationale: d.rationale };
+  const decided: ApprovalRow = {
+    ...approval,
+    status,
+    decidedBy: d.decidedBy,
+    decidedAt: now,
+    rationale: d.rationale,
+  };
   ctx.store.updateApproval(decided);
   const payload: Record<string, unknown> = {
     approval_id: approval.id,
@@ -70,7 +76,12 @@ export function expireApprovals(ctx: KernelContext): number {
     ctx.store.transaction(() => {
       const current = ctx.store.getApproval(approval.id);
       if (current === undefined || current.status !== "pending") return;
-      ctx.store.updateApproval({ ...current, status: "expired", rationale: "timeout", decidedAt: ctx.clock() });
+      ctx.store.updateApproval({
+        ...current,
+        status: "expired",
+        rationale: "timeout",
+        decidedAt: ctx.clock(),
+      });
       appendEvent(ctx, current.executionId, "approval.expired", {
         approval_id: current.id,
         step_id: current.stepId,

@@ -22,7 +22,12 @@ export type JudgeVerdicts = ReadonlyMap<string, JudgeOutcome>;
 /** What to do with a new step. */
 export type NewStepVerdict =
   | { readonly kind: "allow"; readonly ruleId: string; readonly policyHash: string | undefined }
-  | { readonly kind: "deny"; readonly ruleId: string; readonly reason: string; readonly policyHash: string | undefined }
+  | {
+      readonly kind: "deny";
+      readonly ruleId: string;
+      readonly reason: string;
+      readonly policyHash: string | undefined;
+    }
   | {
       readonly kind: "require_approval";
       readonly ruleId: string;
@@ -41,11 +46,20 @@ export interface PolicyStep {
   readonly args: unknown;
 }
 
-function evaluate(ctx: KernelContext, execution: ExecutionRow, agent: AgentRow | undefined, step: PolicyStep) {
+function evaluate(
+  ctx: KernelContext,
+  execution: ExecutionRow,
+  agent: AgentRow | undefined,
+  step: PolicyStep,
+) {
   const governing = ctx.policies.forExecution(execution, agent);
   if (governing.kind === "none") return { result: PERMISSIVE_RESULT, hash: undefined };
   if (governing.kind === "invalid") {
-    const result: PolicyResult = { decision: "deny", ruleId: "bundle-error", reason: "policy_bundle_invalid" };
+    const result: PolicyResult = {
+      decision: "deny",
+      ruleId: "bundle-error",
+      reason: "policy_bundle_invalid",
+    };
     return { result, hash: undefined };
   }
   const result = governing.policy.evaluate({
@@ -119,7 +133,12 @@ export function decideNewStep(
     case "allow":
       return { kind: "allow", ruleId: result.ruleId, policyHash: hash };
     case "deny":
-      return { kind: "deny", ruleId: result.ruleId, reason: reason ?? denialReason(result), policyHash: hash };
+      return {
+        kind: "deny",
+        ruleId: result.ruleId,
+        reason: reason ?? denialReason(result),
+        policyHash: hash,
+      };
     default:
       return { kind: "require_approval", ruleId: result.ruleId, policyHash: hash, approval: result.approval };
   }

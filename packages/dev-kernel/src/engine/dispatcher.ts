@@ -19,7 +19,12 @@ type Claimed =
   | { readonly kind: "done" };
 
 /** Exponential backoff with jitter: `min(base·2^(attempt−1), max)` plus `[0, 0.25·d)`. */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const d = Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
   return d + random() * 0.25 * d;
 }
@@ -88,7 +93,8 @@ export class Dispatcher {
       this.ctx.reportError(err, "dispatch");
     }
     const next = store.nextDispatchDueAt();
-    const wait = next === undefined ? config.pollMs : Math.min(config.pollMs, Math.max(0, next - this.ctx.clock()));
+    const wait =
+      next === undefined ? config.pollMs : Math.min(config.pollMs, Math.max(0, next - this.ctx.clock()));
     // A due row with no free worker waits for a delivery to finish (track() wakes the loop).
     this.schedule(this.inFlight.size >= config.concurrency ? config.pollMs : wait);
   }
@@ -106,7 +112,11 @@ export class Dispatcher {
     const { store } = this.ctx;
     const row = store.getDispatch(id);
     const now = this.ctx.clock();
-    if (row === undefined || (row.status !== "pending" && row.status !== "failed") || row.nextAttemptAt > now) {
+    if (
+      row === undefined ||
+      (row.status !== "pending" && row.status !== "failed") ||
+      row.nextAttemptAt > now
+    ) {
       return { kind: "done" };
     }
     const execution = store.getExecution(row.executionId);
@@ -223,8 +233,14 @@ export class Dispatcher {
     for (const row of expired) {
       this.ctx.store.transaction(() => {
         const current = this.ctx.store.getDispatch(row.id);
-        if (current === undefined || current.status !== "in_flight" || current.attempt !== row.attempt) return;
-        this.ctx.store.updateDispatch({ ...current, status: "pending", lockedBy: undefined, nextAttemptAt: this.ctx.clock() });
+        if (current === undefined || current.status !== "in_flight" || current.attempt !== row.attempt)
+          return;
+        this.ctx.store.updateDispatch({
+          ...current,
+          status: "pending",
+          lockedBy: undefined,
+          nextAttemptAt: this.ctx.clock(),
+        });
       });
       this.ctx.metrics.inc("rebuno_dispatch_reclaimed_total");
     }

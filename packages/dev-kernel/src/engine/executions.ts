@@ -25,7 +25,10 @@ export interface CreateRequest {
 }
 
 /** Create (or return the idempotent twin of) an execution. `created` is false for a repeat. */
-export function createExecution(ctx: KernelContext, req: CreateRequest): { execution: ExecutionRow; created: boolean } {
+export function createExecution(
+  ctx: KernelContext,
+  req: CreateRequest,
+): { execution: ExecutionRow; created: boolean } {
   if (ctx.store.getAgent(req.agentId) === undefined) throw notFound(`agent ${JSON.stringify(req.agentId)}`);
   const idempotencyKey = req.idempotencyKey ?? req.spawnedBy?.stepId;
   if (idempotencyKey !== undefined) {
@@ -71,7 +74,8 @@ export function createExecution(ctx: KernelContext, req: CreateRequest): { execu
   }
   appendEvent(ctx, row.id, "execution.created", executionPayload(row, "pending", extra));
   ctx.metrics.inc("rebuno_executions_created_total");
-  if (row.session !== undefined && sessionOccupied(ctx, row.session)) return { execution: row, created: true };
+  if (row.session !== undefined && sessionOccupied(ctx, row.session))
+    return { execution: row, created: true };
   return { execution: startExecution(ctx, row), created: true };
 }
 

@@ -14,7 +14,8 @@ export interface Lease {
  */
 export function requireCurrentLease(ctx: KernelContext, executionId: string, lease: Lease): DispatchRow {
   const d = ctx.store.getDispatch(lease.dispatchId);
-  if (d === undefined || d.executionId !== executionId || d.attempt !== lease.attempt) throw leaseSuperseded();
+  if (d === undefined || d.executionId !== executionId || d.attempt !== lease.attempt)
+    throw leaseSuperseded();
   return d;
 }
 

@@ -14,7 +14,11 @@ import { countSettledStep } from "./resources.js";
 
 /** How an execution ends. */
 export type TerminalOutcome =
-  | { readonly status: "completed"; readonly outputJson?: string | undefined; readonly stateJson?: string | undefined }
+  | {
+      readonly status: "completed";
+      readonly outputJson?: string | undefined;
+      readonly stateJson?: string | undefined;
+    }
   | { readonly status: "failed"; readonly reason: string }
   | { readonly status: "cancelled"; readonly reason: string };
 
@@ -125,7 +129,11 @@ export function resumeIfIdle(ctx: KernelContext, executionId: string, unconditio
 }
 
 /** Block the execution (approval wait or suspend) and retire its dispatches. */
-export function blockExecution(ctx: KernelContext, execution: ExecutionRow, reason: string | undefined): void {
+export function blockExecution(
+  ctx: KernelContext,
+  execution: ExecutionRow,
+  reason: string | undefined,
+): void {
   const blocked: ExecutionRow = { ...execution, status: "blocked", updatedAt: ctx.clock() };
   ctx.store.updateExecution(blocked);
   appendEvent(
@@ -148,7 +156,13 @@ export function terminate(ctx: KernelContext, execution: ExecutionRow, outcome: 
   const now = ctx.clock();
   const next: ExecutionRow =
     outcome.status === "completed"
-      ? { ...current, status: "completed", outputJson: outcome.outputJson, stateJson: outcome.stateJson, updatedAt: now }
+      ? {
+          ...current,
+          status: "completed",
+          outputJson: outcome.outputJson,
+          stateJson: outcome.stateJson,
+          updatedAt: now,
+        }
       : { ...current, status: outcome.status, failureReason: outcome.reason, updatedAt: now };
   ctx.store.updateExecution(next);
   const extra: Record<string, unknown> = {};
@@ -178,7 +192,12 @@ export function terminate(ctx: KernelContext, execution: ExecutionRow, outcome: 
 /** On cancel: pending approvals expire (step denied), executing steps are cancelled (protocol §4.6). */
 function cancelOpenWork(ctx: KernelContext, executionId: string, now: number): void {
   for (const approval of ctx.store.listPendingApprovals(executionId)) {
-    ctx.store.updateApproval({ ...approval, status: "expired", rationale: "execution_cancelled", decidedAt: now });
+    ctx.store.updateApproval({
+      ...approval,
+      status: "expired",
+      rationale: "execution_cancelled",
+      decidedAt: now,
+    });
     appendEvent(ctx, executionId, "approval.expired", {
       approval_id: approval.id,
       step_id: approval.stepId,
@@ -193,15 +212,31 @@ function cancelOpenWork(ctx: KernelContext, executionId: string, now: number): v
     ctx.metrics.inc("rebuno_approvals_total", ["outcome", "expired"]);
   }
   for (const step of ctx.store.listStepsWithStatus(executionId, ["executing"])) {
-    const cancelled: StepRow = { ...step, status: "cancelled", errorJson: EXECUTION_CANCELLED_ERROR, completedAt: now };
+    const cancelled: StepRow = {
+      ...step,
+      status: "cancelled",
+      errorJson: EXECUTION_CANCELLED_ERROR,
+      completedAt: now,
+    };
     ctx.store.updateStep(cancelled);
-    appendEvent(ctx, executionId, "step.cancelled", stepPayload(cancelled, { error: new RawJson(EXECUTION_CANCELLED_ERROR) }));
+    appendEvent(
+      ctx,
+      executionId,
+      "step.cancelled",
+      stepPayload(cancelled, { error: new RawJson(EXECUTION_CANCELLED_ERROR) }),
+    );
     ctx.metrics.inc("rebuno_step_outcomes_total", ["status", "cancelled"]);
   }
 }
 
 /** Record a step as `denied` with `errorJson` and append `step.denied`. */
-export function denyStep(ctx: KernelContext, step: StepRow, errorJson: string, ruleId: string | undefined, policyHash?: string): StepRow {
+export function denyStep(
+  ctx: KernelContext,
+  step: StepRow,
+  errorJson: string,
+  ruleId: string | undefined,
+  policyHash?: string,
+): StepRow {
   const denied: StepRow = { ...step, status: "denied", errorJson, completedAt: ctx.clock() };
   ctx.store.updateStep(denied);
   const extra: Record<string, unknown> = { error: new RawJson(errorJson) };

@@ -26,9 +26,15 @@ export class Maintenance {
   /** Run the reaper once now (protocol: "and once at startup"), then on its cadence. */
   start(): void {
     this.guard("reaper", () => this.dispatcher.reap());
-    this.reapTimer = setInterval(() => this.guard("reaper", () => this.dispatcher.reap()), this.ctx.config.reapIntervalMs);
+    this.reapTimer = setInterval(
+      () => this.guard("reaper", () => this.dispatcher.reap()),
+      this.ctx.config.reapIntervalMs,
+    );
     this.reapTimer.unref();
-    this.sweepTimer = setInterval(() => this.guard("sweep", () => this.sweep()), this.ctx.config.sweepIntervalMs);
+    this.sweepTimer = setInterval(
+      () => this.guard("sweep", () => this.sweep()),
+      this.ctx.config.sweepIntervalMs,
+    );
     this.sweepTimer.unref();
   }
 
@@ -66,7 +72,8 @@ export class Maintenance {
     for (const e of store.listExecutionsPastDeadline(this.ctx.clock())) {
       store.transaction(() => {
         const current = store.getExecution(e.id);
-        if (current !== undefined) terminate(this.ctx, current, { status: "cancelled", reason: "deadline_exceeded" });
+        if (current !== undefined)
+          terminate(this.ctx, current, { status: "cancelled", reason: "deadline_exceeded" });
       });
     }
   }

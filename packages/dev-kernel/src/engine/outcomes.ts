@@ -38,7 +38,8 @@ export function recordStepOutcome(ctx: KernelContext, req: StepOutcomeRequest): 
   if (OUTCOME_CONFLICT_STATUSES.has(step.status)) throw conflict(`the step is in status ${step.status}`);
   if (isTerminalStep(step.status)) {
     // Already settled (e.g. by a subagent): the stored outcome wins and is replayed.
-    if (step.status === "succeeded") return { decision: "replay", result: new RawJson(step.resultJson ?? "null") };
+    if (step.status === "succeeded")
+      return { decision: "replay", result: new RawJson(step.resultJson ?? "null") };
     return { decision: "replay", error: new RawJson(step.errorJson ?? "null") };
   }
   const now = ctx.clock();
@@ -95,7 +96,9 @@ export function finishExecution(
   executionId: string,
   agentId: string,
   lease: Lease,
-  outcome: { status: "completed"; outputJson: string | undefined; stateJson: string | undefined } | { status: "failed"; reason: string },
+  outcome:
+    | { status: "completed"; outputJson: string | undefined; stateJson: string | undefined }
+    | { status: "failed"; reason: string },
 ): void {
   const execution = agentExecution(ctx, executionId, agentId);
   if (isTerminalExecution(execution.status)) throw executionTerminal();

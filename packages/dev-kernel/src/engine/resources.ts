@@ -77,7 +77,11 @@ export function resourceView(ctx: KernelContext, r: ResourceRow): Record<string,
  * checkpointing on an existing resource. In a session turn, a binding of the same resource in the
  * parent execution is inherited (`resource.bound`).
  */
-export function registerResource(ctx: KernelContext, execution: ExecutionRow, reg: ResourceRegistration): ResourceRow {
+export function registerResource(
+  ctx: KernelContext,
+  execution: ExecutionRow,
+  reg: ResourceRegistration,
+): ResourceRow {
   const hash = configurationHash(reg.configurationJson);
   const existing = ctx.store.getResource(execution.id, reg.key);
   if (existing !== undefined) {
@@ -86,7 +90,9 @@ export function registerResource(ctx: KernelContext, execution: ExecutionRow, re
       existing.configurationHash !== hash ||
       (reg.coverageReuse !== undefined && reg.coverageReuse !== existing.coverageReuse)
     ) {
-      throw conflict(`resource ${JSON.stringify(reg.key)} is registered with a different driver or configuration`);
+      throw conflict(
+        `resource ${JSON.stringify(reg.key)} is registered with a different driver or configuration`,
+      );
     }
     const everySteps = reg.everySteps ?? existing.everySteps;
     const onCompletion = reg.onCompletion ?? existing.onCompletion;
@@ -140,14 +146,23 @@ function appendRegistered(ctx: KernelContext, r: ResourceRow): number {
 function inheritedBinding(ctx: KernelContext, execution: ExecutionRow, r: ResourceRow): string | undefined {
   if (execution.parentExecutionId === undefined) return undefined;
   const prior = ctx.store.getResource(execution.parentExecutionId, r.key);
-  if (prior === undefined || prior.driverId !== r.driverId || prior.configurationHash !== r.configurationHash) {
+  if (
+    prior === undefined ||
+    prior.driverId !== r.driverId ||
+    prior.configurationHash !== r.configurationHash
+  ) {
     return undefined;
   }
   return prior.bindingJson;
 }
 
 /** Bind a resource: unknown key → 404, a different binding → 409, the same binding → no-op. */
-export function bindResource(ctx: KernelContext, execution: ExecutionRow, key: string, bindingJson: string): void {
+export function bindResource(
+  ctx: KernelContext,
+  execution: ExecutionRow,
+  key: string,
+  bindingJson: string,
+): void {
   const r = ctx.store.getResource(execution.id, key);
   if (r === undefined) throw notFound(`resource ${JSON.stringify(key)}`);
   if (r.bindingJson !== undefined) {
@@ -159,7 +174,11 @@ export function bindResource(ctx: KernelContext, execution: ExecutionRow, key: s
 }
 
 /** The declared resource keys that are not registered on the execution. */
-export function unknownResourceKeys(ctx: KernelContext, executionId: string, keys: readonly string[]): string[] {
+export function unknownResourceKeys(
+  ctx: KernelContext,
+  executionId: string,
+  keys: readonly string[],
+): string[] {
   return keys.filter((k) => ctx.store.getResource(executionId, k) === undefined);
 }
 
@@ -167,7 +186,11 @@ export function unknownResourceKeys(ctx: KernelContext, executionId: string, key
  * A step that declares resources starts executing: advance each resource's generation and close
  * its open checkpoint at `executingSeq`. Returns the `proceed` entries.
  */
-export function advanceGenerations(ctx: KernelContext, step: StepRow, executingSeq: number): ProceedResource[] {
+export function advanceGenerations(
+  ctx: KernelContext,
+  step: StepRow,
+  executingSeq: number,
+): ProceedResource[] {
   const out: ProceedResource[] = [];
   for (const key of step.resources) {
     const r = ctx.store.getResource(step.executionId, key);
@@ -193,7 +216,11 @@ export function currentGenerations(ctx: KernelContext, step: StepRow): ProceedRe
 }
 
 function proceedEntry(r: ResourceRow): ProceedResource {
-  return { key: r.key, generation: r.generation, due: r.everySteps > 0 && (r.count + 1) % r.everySteps === 0 };
+  return {
+    key: r.key,
+    generation: r.generation,
+    due: r.everySteps > 0 && (r.count + 1) % r.everySteps === 0,
+  };
 }
 
 /** A step that declared resources settled: each resource's `count` increments. */
@@ -253,11 +280,19 @@ export function recordCaptures(
   }
 }
 
-function captureRefusal(ctx: KernelContext, executionId: string, c: Capture, seen: Set<string>): string | undefined {
+function captureRefusal(
+  ctx: KernelContext,
+  executionId: string,
+  c: Capture,
+  seen: Set<string>,
+): string | undefined {
   const r = ctx.store.getResource(executionId, c.key);
   if (r === undefined) return "unknown_resource";
   if (c.checkpointRef === undefined || c.checkpointRef === "") return "missing_checkpoint_ref";
-  if (seen.has(c.key) || ctx.store.listCheckpoints(executionId, c.key).some((k) => k.generation === c.generation)) {
+  if (
+    seen.has(c.key) ||
+    ctx.store.listCheckpoints(executionId, c.key).some((k) => k.generation === c.generation)
+  ) {
     return "duplicate_capture";
   }
   if (c.generation !== r.generation) return "stale_generation";

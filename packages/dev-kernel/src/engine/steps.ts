@@ -15,7 +15,12 @@ import { decideNewStep, type JudgeVerdicts } from "./decide.js";
 import { appendEvent, stepPayload } from "./events.js";
 import { type Lease, requireLiveLease } from "./leases.js";
 import { blockExecution, enqueueDispatch } from "./lifecycle.js";
-import { advanceGenerations, currentGenerations, type ProceedResource, unknownResourceKeys } from "./resources.js";
+import {
+  advanceGenerations,
+  currentGenerations,
+  type ProceedResource,
+  unknownResourceKeys,
+} from "./resources.js";
 
 /** A parsed, validated `POST /steps` request. */
 export interface SubmitRequest {
@@ -108,13 +113,21 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
     const prior = ctx.store.listStepsForCall(execution.id, req.kind, req.target, argsHash);
     if (prior.some((s) => s.status === "failed" && isIndeterminate(s.errorJson))) {
       recordProposed(ctx, base);
-      const denied: StepRow = { ...base, status: "denied", errorJson: INDETERMINATE_RETRY_ERROR, completedAt: now };
+      const denied: StepRow = {
+        ...base,
+        status: "denied",
+        errorJson: INDETERMINATE_RETRY_ERROR,
+        completedAt: now,
+      };
       ctx.store.updateStep(denied);
       appendEvent(
         ctx,
         execution.id,
         "step.denied",
-        stepPayload(denied, { rule_id: "__indeterminate_retry", error: new RawJson(INDETERMINATE_RETRY_ERROR) }),
+        stepPayload(denied, {
+          rule_id: "__indeterminate_retry",
+          error: new RawJson(INDETERMINATE_RETRY_ERROR),
+        }),
       );
       consume();
       return decision({
@@ -137,7 +150,12 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
     case "rate_limited":
     case "park": {
       const reason = verdict.kind === "park" ? "rate_limit_exceeded" : verdict.reason;
-      const payload: Record<string, unknown> = { step_type: req.kind, target: req.target, rule_id: verdict.ruleId, reason };
+      const payload: Record<string, unknown> = {
+        step_type: req.kind,
+        target: req.target,
+        rule_id: verdict.ruleId,
+        reason,
+      };
       if (RATE_LIMITED_EVENT_HAS_STEP_ID) payload.step_id = stepId;
       appendEvent(ctx, execution.id, "step.rate_limited", payload);
       ctx.metrics.inc("rebuno_rate_limit_total", ["outcome", verdict.kind === "park" ? "parked" : "refused"]);
@@ -157,7 +175,12 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
       if (verdict.policyHash !== undefined) extra.policy_hash = verdict.policyHash;
       appendEvent(ctx, execution.id, "step.denied", stepPayload(denied, extra));
       consume();
-      return decision({ decision: "denied", step_id: stepId, reason: verdict.reason, rule_id: verdict.ruleId });
+      return decision({
+        decision: "denied",
+        step_id: stepId,
+        reason: verdict.reason,
+        rule_id: verdict.ruleId,
+      });
     }
     case "require_approval": {
       recordProposed(ctx, base);
@@ -227,7 +250,12 @@ function startExecuting(ctx: KernelContext, step: StepRow): ProceedResource[] {
   return entries;
 }
 
-function proceedBody(ctx: KernelContext, executionId: string, stepId: string, entries: ProceedResource[]): StepDecision {
+function proceedBody(
+  ctx: KernelContext,
+  executionId: string,
+  stepId: string,
+  entries: ProceedResource[],
+): StepDecision {
   const body: Record<string, unknown> & { decision: string } = { decision: "proceed", step_id: stepId };
   if (entries.length > 0 || ctx.store.listResources(executionId).length > 0) body.resources = entries;
   return body;
@@ -254,7 +282,12 @@ function storedError(errorJson: string | undefined): { reason?: unknown; rule_id
 }
 
 /** §6.2: answer for a step that already exists. Policy is not re-evaluated. */
-function replayExisting(ctx: KernelContext, execution: ExecutionRow, step: StepRow, idempotency: Idempotency): StepDecision {
+function replayExisting(
+  ctx: KernelContext,
+  execution: ExecutionRow,
+  step: StepRow,
+  idempotency: Idempotency,
+): StepDecision {
   switch (step.status) {
     case "succeeded":
       return { decision: "replay", step_id: step.stepId, result: new RawJson(step.resultJson ?? "null") };
@@ -262,7 +295,10 @@ function replayExisting(ctx: KernelContext, execution: ExecutionRow, step: StepR
       return { decision: "replay", step_id: step.stepId, error: new RawJson(step.errorJson ?? "null") };
     case "awaiting_approval": {
       const approval = ctx.store.findPendingApprovalForStep(execution.id, step.stepId);
-      const body: Record<string, unknown> & { decision: string } = { decision: "blocked", step_id: step.stepId };
+      const body: Record<string, unknown> & { decision: string } = {
+        decision: "blocked",
+        step_id: step.stepId,
+      };
       if (approval !== undefined) body.approval_id = approval.id;
       return body;
     }
@@ -271,9 +307,19 @@ function replayExisting(ctx: KernelContext, execution: ExecutionRow, step: StepR
       return proceedBody(ctx, execution.id, step.stepId, startExecuting(ctx, step));
     case "executing": {
       if (idempotency === "at_most_once") {
-        const failed: StepRow = { ...step, status: "failed", errorJson: INDETERMINATE_ERROR, completedAt: ctx.clock() };
+        const failed: StepRow = {
+          ...step,
+          status: "failed",
+          errorJson: INDETERMINATE_ERROR,
+          completedAt: ctx.clock(),
+        };
         ctx.store.updateStep(failed);
-        appendEvent(ctx, execution.id, "step.failed", stepPayload(failed, { error: new RawJson(INDETERMINATE_ERROR) }));
+        appendEvent(
+          ctx,
+          execution.id,
+          "step.failed",
+          stepPayload(failed, { error: new RawJson(INDETERMINATE_ERROR) }),
+        );
         ctx.metrics.inc("rebuno_step_outcomes_total", ["status", "failed"]);
         return { decision: "replay", step_id: step.stepId, error: new RawJson(INDETERMINATE_ERROR) };
       }
@@ -294,4 +340,3 @@ function replayExisting(ctx: KernelContext, execution: ExecutionRow, step: StepR
       return { decision: "execution_terminal" };
   }
 }
-

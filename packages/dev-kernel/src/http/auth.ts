@@ -84,7 +84,8 @@ export function authenticateBearer(ctx: KernelContext, req: CoreRequest): Caller
   const { bootstrapToken } = ctx.config;
   if (bootstrapToken !== undefined && token === bootstrapToken) return { kind: "client", scopes: "all" };
   const key = ctx.store.findApiKeyByTokenHash(tokenHash(token));
-  if (key !== undefined && key.revokedAt === undefined) return { kind: "client", scopes: new Set(key.scopes) };
+  if (key !== undefined && key.revokedAt === undefined)
+    return { kind: "client", scopes: new Set(key.scopes) };
   if (ctx.config.devMode && !DEV_MODE_REJECTS_UNKNOWN_TOKENS) return { kind: "anonymous" };
   throw unauthorized("invalid bearer token");
 }
@@ -98,7 +99,12 @@ export function requireScopes(caller: Caller, scopes: readonly string[]): void {
 }
 
 /** Authenticate a request for a route of the given class. */
-export function authenticate(ctx: KernelContext, req: CoreRequest, auth: AuthClass, scopes: readonly string[]): Caller {
+export function authenticate(
+  ctx: KernelContext,
+  req: CoreRequest,
+  auth: AuthClass,
+  scopes: readonly string[],
+): Caller {
   switch (auth) {
     case "none":
       return { kind: "anonymous" };

@@ -1,4 +1,4 @@
-import { KernelError, stringifyJson } from "@rebuno/protocol";
+import { type KernelError, stringifyJson } from "@rebuno/protocol";
 import type { CoreBodyResponse } from "./types.js";
 
 const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -23,7 +23,10 @@ export function noContent(): CoreBodyResponse {
 
 /** The error envelope `{code, message, details?}` for a kernel error. */
 export function errorResponse(err: KernelError, extraHeaders?: Record<string, string>): CoreBodyResponse {
-  const envelope: { code: string; message: string; details?: string } = { code: err.code, message: err.message };
+  const envelope: { code: string; message: string; details?: string } = {
+    code: err.code,
+    message: err.message,
+  };
   if (typeof err.details === "string" && err.details !== "") envelope.details = err.details;
   const headers = extraHeaders === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...extraHeaders };
   return { status: err.status, headers, body: `${JSON.stringify(envelope)}\n` };

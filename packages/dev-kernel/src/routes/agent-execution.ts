@@ -1,5 +1,9 @@
 /** Agent routes on the execution itself (protocol §4.11–4.13): heartbeat, suspend, complete, fail. */
-import { CompleteExecutionRequestSchema, FailExecutionRequestSchema, validateRequest } from "@rebuno/protocol";
+import {
+  CompleteExecutionRequestSchema,
+  FailExecutionRequestSchema,
+  validateRequest,
+} from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { finishExecution, heartbeat, suspend } from "../engine/outcomes.js";
 import { leaseFromHeaders } from "../http/auth.js";
@@ -44,7 +48,10 @@ function fail(ctx: KernelContext, input: RouteInput) {
   const { body } = parseBody(input.req, (v) => validateRequest(FailExecutionRequestSchema, v));
   const lease = leaseFromHeaders(input.req, true);
   ctx.store.transaction(() =>
-    finishExecution(ctx, input.params[0]!, callerAgent(input), lease, { status: "failed", reason: body.error ?? "" }),
+    finishExecution(ctx, input.params[0]!, callerAgent(input), lease, {
+      status: "failed",
+      reason: body.error ?? "",
+    }),
   );
   return noContent();
 }

@@ -1,12 +1,7 @@
 /** Execution routes for clients (protocol §4.1–4.6) and the dual-auth reads. */
 import { CreateExecutionRequestSchema, validateRequest } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
-import {
-  cancelExecution,
-  createExecution,
-  executionView,
-  previousState,
-} from "../engine/executions.js";
+import { cancelExecution, createExecution, executionView, previousState } from "../engine/executions.js";
 import { forbidden, invalid, notFound } from "../errors.js";
 import { parseBody } from "../http/core.js";
 import { json, jsonText, noContent } from "../http/respond.js";
@@ -16,7 +11,14 @@ import { IDEMPOTENT_REPEAT_CREATE_STATUS } from "../inferences.js";
 import type { ExecutionRow, ExecutionStatus } from "../store/types.js";
 import { formatTime } from "../time.js";
 
-const STATUSES: ReadonlySet<string> = new Set(["pending", "running", "blocked", "completed", "failed", "cancelled"]);
+const STATUSES: ReadonlySet<string> = new Set([
+  "pending",
+  "running",
+  "blocked",
+  "completed",
+  "failed",
+  "cancelled",
+]);
 
 /**
  * The execution named by the first path parameter, for a read: 404 when unknown; an agent caller
@@ -39,7 +41,11 @@ function create(ctx: KernelContext, input: RouteInput) {
   const { body, raw } = parseBody(input.req, (v) => validateRequest(CreateExecutionRequestSchema, v));
   if (body.agent_id === "") throw invalid("agent_id is required");
   let parentExecutionId: string | undefined;
-  if (body.parent_execution_id !== undefined && body.parent_execution_id !== null && body.parent_execution_id !== "") {
+  if (
+    body.parent_execution_id !== undefined &&
+    body.parent_execution_id !== null &&
+    body.parent_execution_id !== ""
+  ) {
     parentExecutionId = parseUuid(body.parent_execution_id);
     if (parentExecutionId === undefined) throw invalid("parent_execution_id is not a UUID");
   }
@@ -76,7 +82,8 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
 function list(ctx: KernelContext, input: RouteInput) {
   const q = input.query;
   const status = q.get("status") ?? undefined;
-  if (status !== undefined && status !== "" && !STATUSES.has(status)) throw invalid(`unknown status ${JSON.stringify(status)}`);
+  if (status !== undefined && status !== "" && !STATUSES.has(status))
+    throw invalid(`unknown status ${JSON.stringify(status)}`);
   const cursorText = q.get("cursor");
   let beforeId: string | undefined;
   if (cursorText !== null && cursorText !== "") {
@@ -140,7 +147,25 @@ export const executionRoutes: readonly Route[] = [
   { method: "POST", path: "/v0/executions", auth: "bearer", scopes: ["executions:write"], handler: create },
   { method: "GET", path: "/v0/executions", auth: "bearer", scopes: ["executions:read"], handler: list },
   { method: "GET", path: "/v0/executions/:uuid", auth: "dual", scopes: ["executions:read"], handler: get },
-  { method: "GET", path: "/v0/executions/:uuid/previous", auth: "dual", scopes: ["executions:read"], handler: previous },
-  { method: "GET", path: "/v0/executions/:uuid/events", auth: "bearer", scopes: ["executions:read"], handler: events },
-  { method: "POST", path: "/v0/executions/:uuid/cancel", auth: "bearer", scopes: ["executions:write"], handler: cancel },
+  {
+    method: "GET",
+    path: "/v0/executions/:uuid/previous",
+    auth: "dual",
+    scopes: ["executions:read"],
+    handler: previous,
+  },
+  {
+    method: "GET",
+    path: "/v0/executions/:uuid/events",
+    auth: "bearer",
+    scopes: ["executions:read"],
+    handler: events,
+  },
+  {
+    method: "POST",
+    path: "/v0/executions/:uuid/cancel",
+    auth: "bearer",
+    scopes: ["executions:write"],
+    handler: cancel,
+  },
 ];

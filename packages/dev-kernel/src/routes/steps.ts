@@ -81,7 +81,8 @@ async function submit(ctx: KernelContext, input: RouteInput) {
       ctx.metrics.inc("rebuno_step_decisions_total", ["decision", result.body.decision]);
       return json(200, result.body);
     }
-    if (verdicts.has(result.ruleId)) throw new Error(`judge verdict for rule ${result.ruleId} was not applied`);
+    if (verdicts.has(result.ruleId))
+      throw new Error(`judge verdict for rule ${result.ruleId} was not applied`);
     const verdict = await evaluateJudge(
       ctx.config.judgeEndpoint!,
       {
@@ -98,15 +99,29 @@ async function submit(ctx: KernelContext, input: RouteInput) {
 }
 
 interface CaptureBody {
-  readonly captures?: readonly { key: string; generation: number; checkpoint_ref: string }[] | null | undefined;
-  readonly capture_failures?: readonly { key: string; generation: number; error: string }[] | null | undefined;
+  readonly captures?:
+    | readonly { key: string; generation: number; checkpoint_ref: string }[]
+    | null
+    | undefined;
+  readonly capture_failures?:
+    | readonly { key: string; generation: number; error: string }[]
+    | null
+    | undefined;
 }
 
 /** Captures and capture failures of an outcome or checkpoints body, camelCased. */
 export function capturesOf(body: CaptureBody): { captures: Capture[]; failures: CaptureFailure[] } {
   return {
-    captures: (body.captures ?? []).map((c) => ({ key: c.key, generation: c.generation, checkpointRef: c.checkpoint_ref })),
-    failures: (body.capture_failures ?? []).map((f) => ({ key: f.key, generation: f.generation, error: f.error })),
+    captures: (body.captures ?? []).map((c) => ({
+      key: c.key,
+      generation: c.generation,
+      checkpointRef: c.checkpoint_ref,
+    })),
+    failures: (body.capture_failures ?? []).map((f) => ({
+      key: f.key,
+      generation: f.generation,
+      error: f.error,
+    })),
   };
 }
 
@@ -136,9 +151,26 @@ function outcome(status: "succeeded" | "failed") {
 
 /** Routes of this family. */
 export const stepRoutes: readonly Route[] = [
-  { method: "GET", path: "/v0/executions/:uuid/steps", auth: "dual", scopes: ["executions:read"], handler: listSteps },
-  { method: "GET", path: "/v0/executions/:uuid/steps/:name", auth: "dual", scopes: ["executions:read"], handler: getStep },
+  {
+    method: "GET",
+    path: "/v0/executions/:uuid/steps",
+    auth: "dual",
+    scopes: ["executions:read"],
+    handler: listSteps,
+  },
+  {
+    method: "GET",
+    path: "/v0/executions/:uuid/steps/:name",
+    auth: "dual",
+    scopes: ["executions:read"],
+    handler: getStep,
+  },
   { method: "POST", path: "/v0/executions/:uuid/steps", auth: "hmac", handler: submit },
-  { method: "POST", path: "/v0/executions/:uuid/steps/:name/complete", auth: "hmac", handler: outcome("succeeded") },
+  {
+    method: "POST",
+    path: "/v0/executions/:uuid/steps/:name/complete",
+    auth: "hmac",
+    handler: outcome("succeeded"),
+  },
   { method: "POST", path: "/v0/executions/:uuid/steps/:name/fail", auth: "hmac", handler: outcome("failed") },
 ];

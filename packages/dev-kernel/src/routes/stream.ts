@@ -63,5 +63,11 @@ function subscribe(ctx: KernelContext, input: RouteInput): CoreStreamResponse {
 /** Routes of this family. */
 export const streamRoutes: readonly Route[] = [
   { method: "POST", path: "/v0/executions/:uuid/steps/:name/stream", auth: "hmac", handler: publish },
-  { method: "GET", path: "/v0/executions/:uuid/stream", auth: "bearer", scopes: ["executions:read"], handler: subscribe },
+  {
+    method: "GET",
+    path: "/v0/executions/:uuid/stream",
+    auth: "bearer",
+    scopes: ["executions:read"],
+    handler: subscribe,
+  },
 ];

@@ -136,7 +136,8 @@ export class MemoryStore implements Store {
     if (this.executions.has(row.id)) throw new Error(`execution ${row.id} already exists`);
     this.executions.set(row.id, row);
     insertSorted(this.executionIds, row.id);
-    if (row.idempotencyKey !== undefined) this.idempotency.set(row.agentId + SEP + row.idempotencyKey, row.id);
+    if (row.idempotencyKey !== undefined)
+      this.idempotency.set(row.agentId + SEP + row.idempotencyKey, row.id);
     if (row.session !== undefined) pushIndex(this.sessions, row.session, row.id);
     if (row.spawnedBy !== undefined) pushIndex(this.children, row.spawnedBy.executionId, row.id);
     this.undo(() => this.removeExecutionIndexes(row));
@@ -234,7 +235,8 @@ export class MemoryStore implements Store {
     this.undo(() => {
       this.executions.set(row.id, row);
       insertSorted(this.executionIds, row.id);
-      if (row.idempotencyKey !== undefined) this.idempotency.set(row.agentId + SEP + row.idempotencyKey, row.id);
+      if (row.idempotencyKey !== undefined)
+        this.idempotency.set(row.agentId + SEP + row.idempotencyKey, row.id);
       if (row.session !== undefined) {
         pushIndex(this.sessions, row.session, row.id);
         this.sessions.get(row.session)!.sort((a, b) => this.compareCreation(a, b));
@@ -354,7 +356,13 @@ export class MemoryStore implements Store {
     return this.occurrences.get(dispatchId)?.get(callKey(kind, target, argsHash));
   }
 
-  setOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string, consumed: number): void {
+  setOccurrence(
+    dispatchId: string,
+    kind: StepKind,
+    target: string,
+    argsHash: string,
+    consumed: number,
+  ): void {
     let m = this.occurrences.get(dispatchId);
     if (m === undefined) {
       m = new Map();

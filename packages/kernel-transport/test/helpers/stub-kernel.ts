@@ -24,7 +24,12 @@ export interface SeenRequest {
 }
 
 export type Action =
-  | { readonly status: number; readonly json?: unknown; readonly text?: string; readonly headers?: Record<string, string> }
+  | {
+      readonly status: number;
+      readonly json?: unknown;
+      readonly text?: string;
+      readonly headers?: Record<string, string>;
+    }
   /** Destroy the socket before reading the body: nothing was processed. */
   | { readonly reset: "before-body" }
   /** Read the whole body, then destroy the socket: the request may have been processed. */
@@ -33,7 +38,7 @@ export type Action =
   | { readonly truncate: true }
   /** Never answer (until the server closes). */
   | { readonly hang: true }
-  | { readonly delayMs: number; readonly then: Action };
+  | { readonly delayMs: number; readonly next: Action };
 
 export interface RouteInfo {
   readonly method: string;
@@ -52,7 +57,8 @@ export interface StubKernel {
 }
 
 export interface StubOptions {
-  readonly secret: string;
+  /** HMAC secret; `undefined` turns signature checks off (bearer routes). */
+  readonly secret: string | undefined;
   /** Picks the answer; default: {@link defaultAnswer}. Called before the body is read. */
   readonly route?: (info: RouteInfo) => Action | undefined;
 }
@@ -142,7 +148,7 @@ export function defaultAnswer(method: string, target: string): Action {
 
 function respond(res: ServerResponse, socket: Socket, action: Action): void {
   if ("delayMs" in action) {
-    setTimeout(() => respond(res, socket, action.then), action.delayMs);
+    setTimeout(() => respond(res, socket, action.next), action.delayMs);
     return;
   }
   if ("hang" in action) return;
@@ -178,14 +184,15 @@ export async function startStubKernel(options: StubOptions): Promise<StubKernel>
     const key = `${method} ${target}`;
     const nth = (counts.get(key) ?? 0) + 1;
     counts.set(key, nth);
-    const action = options.route?.({ method, target, nth, headers: req.headers }) ?? defaultAnswer(method, target);
+    const action =
+      options.route?.({ method, target, nth, headers: req.headers }) ?? defaultAnswer(method, target);
     const record = (body: Buffer | undefined) =>
       requests.push({
         method,
         target,
         headers: req.headers,
         body: body?.toString("utf8"),
-        verified: body !== undefined && verifyV1(options.secret, req, body),
+        verified: body !== undefined && options.secret !== undefined && verifyV1(options.secret, req, body),
         timestamp: header(req, "rebuno-timestamp"),
         signature: header(req, "rebuno-signature"),
         nth,
@@ -200,8 +207,11 @@ export async function startStubKernel(options: StubOptions): Promise<StubKernel>
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       record(body);
-      if (!requests.at(-1)!.verified && !("reset" in action)) {
-        respond(res, req.socket, { status: 401, json: { code: "unauthorized", message: "invalid signature" } });
+      if (options.secret !== undefined && !requests.at(-1)!.verified && !("reset" in action)) {
+        respond(res, req.socket, {
+          status: 401,
+          json: { code: "unauthorized", message: "invalid signature" },
+        });
         return;
       }
       respond(res, req.socket, action);
@@ -218,7 +228,8 @@ export async function startStubKernel(options: StubOptions): Promise<StubKernel>
     url: `http://127.0.0.1:${port}`,
     requests,
     connections: () => accepted,
-    count: (method, suffix) => requests.filter((r) => r.method === method && r.target.endsWith(suffix)).length,
+    count: (method, suffix) =>
+      requests.filter((r) => r.method === method && r.target.endsWith(suffix)).length,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

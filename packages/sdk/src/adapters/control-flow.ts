@@ -43,7 +43,10 @@ export function isControlFlowError(error: unknown): boolean {
  * const result = await haltable(halt, (signal) => generateText({ model, tools, prompt, abortSignal: signal }));
  * ```
  */
-export async function haltable<T>(halt: AbortController, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function haltable<T>(
+  halt: AbortController,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   let result: T;
   try {
     result = await run(halt.signal);

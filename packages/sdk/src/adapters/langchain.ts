@@ -30,14 +30,19 @@ export interface LangChainToolsOptions extends AdapterOptions {
 }
 
 /**
- * Export tools as LangChain structured tools (an array, in toolbox order).
+ * Export tools as LangChain structured tools (an array, in toolbox order). The tools are built by
+ * LangChain's own `tool()`; `T` names their type (e.g. `DynamicStructuredTool`) so the result can
+ * be passed to `createAgent` / `bindTools` without this package depending on LangChain's types.
  *
  * @example
  * ```ts
- * const agent = createAgent({ model, tools: await toLangChainTools(box) });
+ * const agent = createAgent({ model, tools: await toLangChainTools<DynamicStructuredTool>(box) });
  * ```
  */
-export async function toLangChainTools(tools: ToolSource, options: LangChainToolsOptions = {}): Promise<unknown[]> {
+export async function toLangChainTools<T = unknown>(
+  tools: ToolSource,
+  options: LangChainToolsOptions = {},
+): Promise<T[]> {
   const list = collectTools(tools);
   const names = assignToolNames(list.map((t) => t.name));
   const factory = options.tool ?? (await loadLangChainTool());
@@ -46,10 +51,15 @@ export async function toLangChainTools(tools: ToolSource, options: LangChainTool
     return factory(
       async (input, config) =>
         resultText(
-          await invokeTool(tool, input, { toolCallId: config?.toolCall?.id, abortSignal: config?.signal }, options),
+          await invokeTool(
+            tool,
+            input,
+            { toolCallId: config?.toolCall?.id, abortSignal: config?.signal },
+            options,
+          ),
         ),
       { name: names.get(tool.name)!, description: tool.description || tool.name, schema },
-    );
+    ) as T;
   });
 }
 

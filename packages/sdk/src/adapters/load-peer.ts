@@ -32,5 +32,9 @@ export async function loadOptionalPeer<T>(
 
 function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /Cannot find (module|package)/.test(String(error));
+  return (
+    code === "ERR_MODULE_NOT_FOUND" ||
+    code === "MODULE_NOT_FOUND" ||
+    /Cannot find (module|package)/.test(String(error))
+  );
 }

@@ -59,7 +59,12 @@ export function toMastraTools(tools: ToolSource, options: MastraToolsOptions = {
   for (const tool of list) {
     const id = names.get(tool.name)!;
     const run = (input: unknown, ctx: MastraToolContext | undefined) =>
-      invokeTool(tool, input, { toolCallId: ctx?.agent?.toolCallId ?? ctx?.toolCallId, abortSignal: ctx?.abortSignal }, options);
+      invokeTool(
+        tool,
+        input,
+        { toolCallId: ctx?.agent?.toolCallId ?? ctx?.toolCallId, abortSignal: ctx?.abortSignal },
+        options,
+      );
     const execute =
       options.signature === "v0"
         ? (opts: MastraLegacyExecuteOptions) => run(opts.context, opts)

@@ -74,7 +74,9 @@ async function callForMcp(
 ): Promise<McpCallToolResult> {
   const checked = await validateWith(tool.input ?? tool.inputSchema, args);
   if (checked.issues !== undefined) {
-    const detail = checked.issues.map((i) => `${(i.path ?? []).map(String).join(".") || "(root)"}: ${i.message}`);
+    const detail = checked.issues.map(
+      (i) => `${(i.path ?? []).map(String).join(".") || "(root)"}: ${i.message}`,
+    );
     return errorResult(`Invalid arguments for tool ${tool.name}: ${detail.join("; ")}`);
   }
   try {
@@ -101,10 +103,14 @@ function errorResult(message: string): McpCallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-/** The low-level MCP `Server` methods used (an `McpServer` exposes one as `.server`). */
+/**
+ * The low-level MCP `Server` methods used (an `McpServer` exposes one as `.server`). Parameters
+ * are typed `never` so the SDK's generic, zod-typed signatures are accepted as they are without
+ * this package depending on the MCP SDK's types.
+ */
 export interface McpLowLevelServer {
-  registerCapabilities(capabilities: { tools?: { listChanged?: boolean } }): void;
-  setRequestHandler(schema: unknown, handler: (request: never, extra: never) => unknown): void;
+  registerCapabilities(capabilities: never): void;
+  setRequestHandler(schema: never, handler: never): void;
   assertCanSetRequestHandler?(method: string): void;
 }
 
@@ -141,7 +147,7 @@ export async function registerMcpTools(
   try {
     target.assertCanSetRequestHandler?.("tools/list");
     target.assertCanSetRequestHandler?.("tools/call");
-    target.registerCapabilities({ tools: { listChanged: false } });
+    target.registerCapabilities({ tools: { listChanged: false } } as never);
   } catch (error) {
     throw new ConfigurationError(
       `registerMcpTools: ${error instanceof Error ? error.message : String(error)} ` +
@@ -156,16 +162,14 @@ export async function registerMcpTools(
     inputSchema,
     annotations,
   }));
-  target.setRequestHandler(types.ListToolsRequestSchema, () => ({ tools: list }));
-  target.setRequestHandler(
-    types.CallToolRequestSchema,
-    (request: { params: { name: string; arguments?: unknown } }, extra: McpRequestExtra) => {
-      const definition = byName.get(request.params.name);
-      if (definition === undefined) {
-        throw new types.McpError(types.ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
-      }
-      return definition.handler(request.params.arguments ?? {}, extra);
-    },
-  );
+  target.setRequestHandler(types.ListToolsRequestSchema as never, (() => ({ tools: list })) as never);
+  const callTool = (request: { params: { name: string; arguments?: unknown } }, extra: McpRequestExtra) => {
+    const definition = byName.get(request.params.name);
+    if (definition === undefined) {
+      throw new types.McpError(types.ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    }
+    return definition.handler(request.params.arguments ?? {}, extra);
+  };
+  target.setRequestHandler(types.CallToolRequestSchema as never, callTool as never);
   return definitions;
 }

@@ -46,37 +46,40 @@ export interface OpenAIAgentsToolsOptions extends AdapterOptions {
 }
 
 /**
- * Export tools for an OpenAI Agents SDK `Agent` (an array, in toolbox order).
+ * Export tools for an OpenAI Agents SDK `Agent` (an array, in toolbox order). The tools are
+ * built by the SDK's own `tool()`; `T` names their type (e.g. `FunctionTool`) so the result
+ * can be passed to `new Agent({ tools })` without this package depending on the SDK's types.
  *
  * @example
  * ```ts
- * const agent = new Agent({ name: "support", instructions, tools: await toOpenAIAgentsTools(box) });
+ * const agent = new Agent({ name: "support", instructions, tools: await toOpenAIAgentsTools<FunctionTool>(box) });
  * ```
  */
-export async function toOpenAIAgentsTools(
+export async function toOpenAIAgentsTools<T = unknown>(
   tools: ToolSource,
   options: OpenAIAgentsToolsOptions = {},
-): Promise<unknown[]> {
+): Promise<T[]> {
   const strict = options.strict ?? true;
   const list = collectTools(tools);
   const names = assignToolNames(list.map((t) => t.name));
   const prepared = list.map((tool) => ({ tool, parameters: parametersFor(tool, strict) }));
   const factory = options.tool ?? (await loadAgentsTool());
-  return prepared.map(({ tool, parameters }) =>
-    factory({
-      name: names.get(tool.name)!,
-      description: tool.description,
-      parameters,
-      strict,
-      errorFunction: null,
-      execute: (input, _runContext, details) =>
-        invokeTool(
-          tool,
-          strict ? stripStrictNulls(tool.inputSchema, input) : input,
-          { toolCallId: details?.toolCall?.callId, abortSignal: details?.signal },
-          options,
-        ),
-    }),
+  return prepared.map(
+    ({ tool, parameters }) =>
+      factory({
+        name: names.get(tool.name)!,
+        description: tool.description,
+        parameters,
+        strict,
+        errorFunction: null,
+        execute: (input, _runContext, details) =>
+          invokeTool(
+            tool,
+            strict ? stripStrictNulls(tool.inputSchema, input) : input,
+            { toolCallId: details?.toolCall?.callId, abortSignal: details?.signal },
+            options,
+          ),
+      }) as T,
   );
 }
 
@@ -99,6 +102,7 @@ async function loadAgentsTool(): Promise<OpenAIAgentsToolFactory> {
     (s) => import(s),
     "toOpenAIAgentsTools",
   );
-  if (typeof mod.tool !== "function") throw new ConfigurationError("the OpenAI Agents SDK has no `tool` export");
+  if (typeof mod.tool !== "function")
+    throw new ConfigurationError("the OpenAI Agents SDK has no `tool` export");
   return mod.tool;
 }

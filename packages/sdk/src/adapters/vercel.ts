@@ -18,10 +18,10 @@ import type { JsonSchema, RebunoTool } from "../tool-types.js";
 import { type AdapterOptions, invokeTool } from "./control-flow.js";
 
 /** The `ai` package's `jsonSchema(schema, { validate })` helper (only needed for `ai` 5). */
-export type AiJsonSchemaHelper = (
+export type AiJsonSchemaHelper<S = unknown> = (
   schema: JsonSchema,
   options: { validate: (value: unknown) => Promise<AiValidationResult> },
-) => unknown;
+) => S;
 
 /** What `ai`'s validate hook returns. */
 export type AiValidationResult = { success: true; value: unknown } | { success: false; error: Error };
@@ -29,7 +29,7 @@ export type AiValidationResult = { success: true; value: unknown } | { success: 
 /** Options for {@link toVercelTools}. */
 export interface VercelToolsOptions extends AdapterOptions {
   /** `jsonSchema` from `ai`; when given, inputSchema is built with it instead of Standard Schema. */
-  readonly jsonSchema?: AiJsonSchemaHelper;
+  readonly jsonSchema?: AiJsonSchemaHelper<unknown> | undefined;
 }
 
 /** The second argument `ai` passes to `execute`. */
@@ -38,11 +38,15 @@ export interface VercelToolCallOptions {
   readonly abortSignal?: AbortSignal | undefined;
 }
 
-/** A tool in the shape `ai`'s `tool({...})` produces. */
-export interface VercelTool {
+/**
+ * A tool in the shape `ai`'s `tool({...})` produces. `S` is the input schema type: a Standard
+ * Schema by default (assignable to `ai`'s FlexibleSchema), or what `options.jsonSchema` returns.
+ */
+export interface VercelTool<S = StandardSchemaV1> {
   readonly description: string;
-  readonly inputSchema: unknown;
-  execute(input: unknown, options: VercelToolCallOptions): Promise<unknown>;
+  readonly inputSchema: S;
+  // biome-ignore lint/suspicious/noExplicitAny: `ai` types tool inputs as the schema's inferred type; `any` lets the record satisfy ToolSet for every schema
+  execute(input: any, options: VercelToolCallOptions): Promise<unknown>;
 }
 
 /**
@@ -53,10 +57,18 @@ export interface VercelTool {
  * const result = await generateText({ model, tools: toVercelTools(box), prompt, stopWhen: stepCountIs(5) });
  * ```
  */
-export function toVercelTools(tools: ToolSource, options: VercelToolsOptions = {}): Record<string, VercelTool> {
+export function toVercelTools<S>(
+  tools: ToolSource,
+  options: AdapterOptions & { readonly jsonSchema: AiJsonSchemaHelper<S> },
+): Record<string, VercelTool<S>>;
+export function toVercelTools(tools: ToolSource, options?: AdapterOptions): Record<string, VercelTool>;
+export function toVercelTools(
+  tools: ToolSource,
+  options: VercelToolsOptions = {},
+): Record<string, VercelTool<unknown>> {
   const list = collectTools(tools);
   const names = assignToolNames(list.map((t) => t.name));
-  const out: Record<string, VercelTool> = {};
+  const out: Record<string, VercelTool<unknown>> = {};
   for (const tool of list) {
     out[names.get(tool.name)!] = {
       description: tool.description,
@@ -93,6 +105,11 @@ function standardInput(tool: RebunoTool): StandardSchemaV1 {
 async function aiValidate(tool: RebunoTool, value: unknown): Promise<AiValidationResult> {
   const result = await validateWith(tool.input ?? tool.inputSchema, value);
   if (result.issues === undefined) return { success: true, value };
-  const detail = result.issues.map((i) => `${(i.path ?? []).map(String).join(".") || "(root)"}: ${i.message}`);
-  return { success: false, error: new TypeError(`invalid input for tool '${tool.name}': ${detail.join("; ")}`) };
+  const detail = result.issues.map(
+    (i) => `${(i.path ?? []).map(String).join(".") || "(root)"}: ${i.message}`,
+  );
+  return {
+    success: false,
+    error: new TypeError(`invalid input for tool '${tool.name}': ${detail.join("; ")}`),
+  };
 }

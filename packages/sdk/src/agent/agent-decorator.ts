@@ -33,7 +33,10 @@ export function agentConfigOf(ctor: Function): AgentClassConfig | undefined {
  */
 export function agent(id: string, options: { readonly inputSchema?: StandardSchemaV1 } = {}) {
   if (typeof id !== "string" || id.trim() === "") throw new ConfigurationError("agentId must not be empty");
-  return <C extends abstract new (...args: never[]) => unknown>(value: C, context: ClassDecoratorContext<C>): void => {
+  return <C extends abstract new (...args: never[]) => unknown>(
+    value: C,
+    context: ClassDecoratorContext<C>,
+  ): void => {
     if (typeof context !== "object" || context === null || context.kind !== "class") {
       throw new ConfigurationError(
         "@agent is a TC39 standard class decorator; remove experimentalDecorators from your tsconfig",

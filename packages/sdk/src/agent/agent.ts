@@ -5,9 +5,10 @@
  */
 import { type AgentTransport, createAgentTransport } from "@rebuno/kernel-transport";
 import { ConfigurationError } from "@rebuno/protocol";
-import type { StandardSchemaV1 } from "../standard-schema.js";
 import type { ExecutionContext } from "../runtime/context.js";
 import { consoleLogger, type Logger } from "../runtime/logger.js";
+import type { SubagentClient } from "../runtime/subagent.js";
+import type { StandardSchemaV1 } from "../standard-schema.js";
 import { agentConfigOf } from "./agent-decorator.js";
 import type { Result } from "./result.js";
 import { type DispatchHost, type RunningDispatch, runDispatch } from "./run-dispatch.js";
@@ -48,6 +49,8 @@ export interface AgentOptions<In = unknown> {
   readonly logger?: Logger;
   /** Validates the execution input; failure fails the execution with `input_invalid: …`. */
   readonly inputSchema?: StandardSchemaV1<unknown, In>;
+  /** Client `subagent()` uses by default (else one built from REBUNO_URL / REBUNO_API_KEY). */
+  readonly client?: SubagentClient;
   /** Where env fallbacks are read from (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -109,11 +112,16 @@ export class Agent<In = unknown, Out = unknown> {
     if (typeof a === "string" && typeof b !== "function") {
       throw new ConfigurationError(`Agent '${id}': handler must be a function`);
     }
-    const env = options.env ?? (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+    const env =
+      options.env ??
+      (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ??
+      {};
     const secret = nonEmpty(options.secret) ?? nonEmpty(env.REBUNO_AGENT_SECRET);
-    if (secret === undefined) throw new ConfigurationError("secret required (set REBUNO_AGENT_SECRET or pass secret)");
+    if (secret === undefined)
+      throw new ConfigurationError("secret required (set REBUNO_AGENT_SECRET or pass secret)");
     const baseUrl = nonEmpty(options.baseUrl) ?? nonEmpty(env.REBUNO_URL);
-    if (baseUrl === undefined) throw new ConfigurationError("baseUrl required (set REBUNO_URL or pass baseUrl)");
+    if (baseUrl === undefined)
+      throw new ConfigurationError("baseUrl required (set REBUNO_URL or pass baseUrl)");
     this.id = id;
     this.#handler = b;
     this.#secret = secret;
@@ -124,6 +132,7 @@ export class Agent<In = unknown, Out = unknown> {
       id,
       logger: this.logger,
       inputSchema: this.inputSchema,
+      client: options.client,
       invoke: (input, ctx) => this.run(input as In, ctx),
     };
     this.#transport = createAgentTransport({
@@ -161,14 +170,22 @@ export class Agent<In = unknown, Out = unknown> {
         request.method === "POST" ? new Uint8Array(await request.arrayBuffer()) : new Uint8Array(0);
       answer = this.receive(request.method, request.url, request.headers.get("rebuno-signature"), body);
     }
-    return new Response(answer.body, { status: answer.status, headers: { "content-type": "application/json" } });
+    return new Response(answer.body, {
+      status: answer.status,
+      headers: { "content-type": "application/json" },
+    });
   };
 
   /**
    * Handles one webhook request given its parts (used by `fetch` and `serve`).
    * @internal
    */
-  receive(method: string, target: string, signature: string | null | undefined, body: Uint8Array): WebhookAnswer {
+  receive(
+    method: string,
+    target: string,
+    signature: string | null | undefined,
+    body: Uint8Array,
+  ): WebhookAnswer {
     const path = pathOf(target);
     if (method === "GET" && path === "/healthz") return HEALTHY;
     if (method !== "POST" || path !== this.webhookPath) return NOT_FOUND;
@@ -176,11 +193,16 @@ export class Agent<In = unknown, Out = unknown> {
     if (!verifyDelivery(this.#secret, body, signature)) return UNAUTHORIZED;
     const delivery = parseDelivery(body);
     if (!isDelivery(delivery)) return delivery;
-    if (this.#closed) return { status: 503, body: JSON.stringify({ code: "unavailable", message: "agent closing" }) };
+    if (this.#closed)
+      return { status: 503, body: JSON.stringify({ code: "unavailable", message: "agent closing" }) };
     const key = `${delivery.executionId}\u0000${delivery.dispatchId}\u0000${delivery.attempt}`;
     const current = this.#running.get(delivery.executionId);
     // F40: same dispatch, same or older attempt → already handled; anything newer supersedes.
-    if (current !== undefined && current.delivery.dispatchId === delivery.dispatchId && delivery.attempt <= current.delivery.attempt) {
+    if (
+      current !== undefined &&
+      current.delivery.dispatchId === delivery.dispatchId &&
+      delivery.attempt <= current.delivery.attempt
+    ) {
       return DUPLICATE;
     }
     if (this.#recent.has(key)) return DUPLICATE;

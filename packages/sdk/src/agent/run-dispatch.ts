@@ -15,12 +15,13 @@ import {
   ToolError,
   toWireJson,
 } from "@rebuno/protocol";
-import type { StandardSchemaV1 } from "../standard-schema.js";
 import { ExecutionContext } from "../runtime/context.js";
 import type { KernelPort } from "../runtime/kernel-port.js";
 import type { Logger } from "../runtime/logger.js";
 import { checkpointOnCompletion } from "../runtime/resource.js";
+import type { SubagentClient } from "../runtime/subagent.js";
 import { formatIssues, toValidationIssues } from "../runtime/validate.js";
+import type { StandardSchemaV1 } from "../standard-schema.js";
 import { refusalFromError } from "./refusal.js";
 import { Result } from "./result.js";
 import type { WebhookDelivery } from "./webhook.js";
@@ -32,6 +33,7 @@ export interface DispatchHost {
   readonly id: string;
   readonly logger: Logger;
   readonly inputSchema: StandardSchemaV1 | undefined;
+  readonly client: SubagentClient | undefined;
   invoke(input: unknown, ctx: ExecutionContext): unknown;
 }
 
@@ -70,7 +72,9 @@ export async function runDispatch(
     if (TERMINAL.has(execution.status)) return;
     keeper = new LeaseKeeper({ transport: leaseTransport, executionId, lease, logger: host.logger });
     keeper.start();
-    const signal = AbortSignal.any([run.controller.signal, keeper.signal]);
+    // Cancellation seen on a decision aborts the run's signal too (frameworks stop early).
+    const cancelled = new AbortController();
+    const signal = AbortSignal.any([run.controller.signal, keeper.signal, cancelled.signal]);
     // keeper.transport refuses calls once the lease is lost, and a LeaseSuperseded or an
     // unknown-outcome submission seen by any call ends the lease for the whole run.
     const transport = keeper.transport;
@@ -86,6 +90,8 @@ export async function runDispatch(
       signal,
       logger: host.logger,
       onCurrentStep: (label) => keeper?.setCurrentStep(label),
+      client: host.client,
+      onTerminal: (reason) => cancelled.abort(reason),
     });
     await ctx.run(() => handle(host, ctx, transport));
   } catch (error) {
@@ -102,7 +108,11 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
     let checked = host.inputSchema["~standard"].validate(input);
     if (checked instanceof Promise) checked = await checked;
     if (checked.issues !== undefined) {
-      await transport.failExecution(ctx.id, ctx.lease, `input_invalid: ${formatIssues(toValidationIssues(checked.issues))}`);
+      await transport.failExecution(
+        ctx.id,
+        ctx.lease,
+        `input_invalid: ${formatIssues(toValidationIssues(checked.issues))}`,
+      );
       return;
     }
     input = checked.value;
@@ -134,7 +144,11 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
     return;
   }
   try {
-    await transport.completeExecution(ctx.id, ctx.lease, state === undefined ? { output } : { output, state });
+    await transport.completeExecution(
+      ctx.id,
+      ctx.lease,
+      state === undefined ? { output } : { output, state },
+    );
   } catch (error) {
     if (!Terminated.isInstance(error)) throw error;
   }

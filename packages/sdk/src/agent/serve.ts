@@ -27,12 +27,20 @@ export interface Servable {
   readonly id: string;
   readonly webhookPath: string;
   readonly logger: Logger;
-  receive(method: string, target: string, signature: string | null | undefined, body: Uint8Array): WebhookAnswer;
+  receive(
+    method: string,
+    target: string,
+    signature: string | null | undefined,
+    body: Uint8Array,
+  ): WebhookAnswer;
   close(): Promise<void>;
 }
 
 function send(res: ServerResponse, answer: WebhookAnswer): void {
-  res.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
+  res.writeHead(answer.status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(answer.body),
+  });
   res.end(answer.body);
 }
 
@@ -83,7 +91,9 @@ export function serveAgent(agent: Servable, options: ServeOptions): Promise<Serv
       const address = server.address() as AddressInfo;
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
       const url = `http://${shownHost}:${address.port}${agent.webhookPath}`;
-      agent.logger.info?.(`rebuno agent '${agent.id}' listening on ${shownHost}:${address.port}${agent.webhookPath}`);
+      agent.logger.info?.(
+        `rebuno agent '${agent.id}' listening on ${shownHost}:${address.port}${agent.webhookPath}`,
+      );
       let closing: Promise<void> | undefined;
       resolve({
         url,

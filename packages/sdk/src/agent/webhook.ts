@@ -24,13 +24,20 @@ export interface WebhookAnswer {
 const json = (status: number, value: unknown): WebhookAnswer => ({ status, body: JSON.stringify(value) });
 
 export const NOT_FOUND: WebhookAnswer = json(404, { code: "not_found", message: "not found" });
-export const TOO_LARGE: WebhookAnswer = json(413, { code: "payload_too_large", message: "body exceeds 1 MiB" });
-export const UNAUTHORIZED: WebhookAnswer = json(401, { code: "unauthorized", message: "bad webhook signature" });
+export const TOO_LARGE: WebhookAnswer = json(413, {
+  code: "payload_too_large",
+  message: "body exceeds 1 MiB",
+});
+export const UNAUTHORIZED: WebhookAnswer = json(401, {
+  code: "unauthorized",
+  message: "bad webhook signature",
+});
 export const ACCEPTED: WebhookAnswer = json(200, { status: "accepted" });
 export const DUPLICATE: WebhookAnswer = json(200, { status: "duplicate" });
 export const HEALTHY: WebhookAnswer = json(200, { status: "ok" });
 
-export const badRequest = (message: string): WebhookAnswer => json(400, { code: "validation_error", message });
+export const badRequest = (message: string): WebhookAnswer =>
+  json(400, { code: "validation_error", message });
 
 // The kernel default lease when a payload omits it (protocol §7.2: 2 minutes).
 const DEFAULT_LEASE_SECONDS = 120;
@@ -44,7 +51,11 @@ export function pathOf(target: string): string {
 }
 
 /** Verifies the `Rebuno-Signature` header over the exact body bytes. */
-export function verifyDelivery(secret: string, body: Uint8Array, signature: string | null | undefined): boolean {
+export function verifyDelivery(
+  secret: string,
+  body: Uint8Array,
+  signature: string | null | undefined,
+): boolean {
   return typeof signature === "string" && verifyWebhookSignature(secret, body, signature);
 }
 
@@ -60,7 +71,8 @@ export function parseDelivery(body: Uint8Array): WebhookDelivery | WebhookAnswer
     return badRequest("body must be a JSON object");
   }
   const p = value as Record<string, unknown>;
-  if (typeof p.execution_id !== "string" || p.execution_id === "") return badRequest("execution_id is required");
+  if (typeof p.execution_id !== "string" || p.execution_id === "")
+    return badRequest("execution_id is required");
   if (typeof p.dispatch_id !== "string" || p.dispatch_id === "") return badRequest("dispatch_id is required");
   const attempt = p.dispatch_attempt;
   if (typeof attempt !== "number" || !Number.isInteger(attempt) || attempt < 1) {

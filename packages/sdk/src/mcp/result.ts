@@ -7,7 +7,11 @@ import { ToolError } from "@rebuno/protocol";
 
 /** The fields of an MCP `CallToolResult` read here (older servers may send `toolResult`). */
 export interface McpCallResult {
-  readonly content?: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly [key: string]: unknown }>;
+  readonly content?: ReadonlyArray<{
+    readonly type: string;
+    readonly text?: string;
+    readonly [key: string]: unknown;
+  }>;
   readonly structuredContent?: unknown;
   readonly structured_content?: unknown;
   readonly toolResult?: unknown;
@@ -34,7 +38,9 @@ export function flattenMcpResult(result: unknown): unknown {
 /** The text of a result's content blocks (the error message for `isError` results). */
 export function contentText(result: McpCallResult): string {
   const blocks = Array.isArray(result.content) ? result.content : [];
-  return blocks.map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : JSON.stringify(b))).join("\n");
+  return blocks
+    .map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : JSON.stringify(b)))
+    .join("\n");
 }
 
 /** Throw a ToolError for an `isError: true` result; return the result otherwise. */

@@ -14,8 +14,8 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import { execution } from "../runtime/context.js";
-import { assignToolNames } from "../schema/tool-names.js";
 import { isSchemaObject } from "../schema/schema-walk.js";
+import { assignToolNames } from "../schema/tool-names.js";
 import type { Idempotency, JsonSchema } from "../tool-types.js";
 import { type CallableTool, wrapTool } from "../tools/define-tool.js";
 import { flattenMcpResult, throwIfMcpError } from "./result.js";
@@ -25,12 +25,22 @@ export interface McpToolDescriptor {
   readonly name: string;
   readonly description?: string | undefined;
   readonly inputSchema?: JsonSchema | undefined;
-  readonly annotations?: { readonly readOnlyHint?: boolean; readonly idempotentHint?: boolean } | undefined;
+  readonly annotations?:
+    | {
+        readonly title?: string | undefined;
+        readonly readOnlyHint?: boolean | undefined;
+        readonly destructiveHint?: boolean | undefined;
+        readonly idempotentHint?: boolean | undefined;
+        readonly openWorldHint?: boolean | undefined;
+      }
+    | undefined;
 }
 
 /** The `@modelcontextprotocol/sdk` `Client` methods used. */
 export interface McpClientLike {
-  listTools(params?: { cursor?: string }): Promise<{ tools: McpToolDescriptor[]; nextCursor?: string | undefined }>;
+  listTools(params?: {
+    cursor?: string;
+  }): Promise<{ tools: McpToolDescriptor[]; nextCursor?: string | undefined }>;
   callTool(
     params: { name: string; arguments?: Record<string, unknown> },
     resultSchema?: undefined,
@@ -60,7 +70,10 @@ export interface WrapMcpToolsOptions {
    */
   readonly stripNulls?: boolean;
   /** Runs after null stripping; its output is recorded and sent to the server. */
-  readonly transformArgs?: (args: Record<string, unknown>, tool: McpToolDescriptor) => Record<string, unknown>;
+  readonly transformArgs?: (
+    args: Record<string, unknown>,
+    tool: McpToolDescriptor,
+  ) => Record<string, unknown>;
   /** `isError: true` results: `"throw"` (default) fails the step with ToolError; `"return"` records the text. */
   readonly onError?: "throw" | "return";
   /** Maps the CallToolResult to the recorded value (default {@link flattenMcpResult}). */
@@ -77,7 +90,10 @@ export interface WrapMcpToolsOptions {
  * const tools = await wrapMcpTools(client, { prefix: "github", idempotency: "at_most_once" });
  * ```
  */
-export async function wrapMcpTools(client: McpClientLike, options: WrapMcpToolsOptions = {}): Promise<McpRebunoTool[]> {
+export async function wrapMcpTools(
+  client: McpClientLike,
+  options: WrapMcpToolsOptions = {},
+): Promise<McpRebunoTool[]> {
   const descriptors: McpToolDescriptor[] = [];
   let cursor: string | undefined;
   const seenCursors = new Set<string>();
@@ -93,7 +109,9 @@ export async function wrapMcpTools(client: McpClientLike, options: WrapMcpToolsO
   if (Array.isArray(options.include)) {
     const missing = options.include.filter((n) => !descriptors.some((d) => d.name === n));
     if (missing.length > 0) {
-      throw new ConfigurationError(`wrapMcpTools: the server has no tool named ${missing.map((n) => `'${n}'`).join(", ")}`);
+      throw new ConfigurationError(
+        `wrapMcpTools: the server has no tool named ${missing.map((n) => `'${n}'`).join(", ")}`,
+      );
     }
   }
   const names = assignToolNames(included.map((d) => exportedName(d.name, options.prefix)));
@@ -106,7 +124,9 @@ export function wrapMcpTool(
   descriptor: McpToolDescriptor,
   options: WrapMcpToolsOptions = {},
 ): McpRebunoTool {
-  const name = assignToolNames([exportedName(descriptor.name, options.prefix)]).values().next().value as string;
+  const name = assignToolNames([exportedName(descriptor.name, options.prefix)])
+    .values()
+    .next().value as string;
   return buildTool(client, descriptor, name, options);
 }
 
@@ -120,7 +140,9 @@ function buildTool(
   const toResult = options.toResult ?? flattenMcpResult;
   const prepare = (args: Record<string, unknown>): Record<string, unknown> => {
     const base = isSchemaObject(args) ? args : {};
-    const stripped = stripNulls ? Object.fromEntries(Object.entries(base).filter(([, v]) => v != null)) : { ...base };
+    const stripped = stripNulls
+      ? Object.fromEntries(Object.entries(base).filter(([, v]) => v != null))
+      : { ...base };
     return options.transformArgs ? options.transformArgs(stripped, descriptor) : stripped;
   };
   const definition = {
@@ -131,7 +153,11 @@ function buildTool(
     resources: perTool(options.resources, descriptor) ?? [],
     transformArgs: prepare,
     invoke: async (args: Record<string, unknown>) => {
-      const result = await client.callTool({ name: descriptor.name, arguments: args }, undefined, callOptions());
+      const result = await client.callTool(
+        { name: descriptor.name, arguments: args },
+        undefined,
+        callOptions(),
+      );
       return options.onError === "return" ? result : throwIfMcpError(result, name);
     },
     toResult: (result: unknown) => toResult(result, descriptor),

@@ -7,8 +7,11 @@ import type { ExecutionContext } from "./context.js";
 import type { KernelPort } from "./kernel-port.js";
 import type { Logger } from "./logger.js";
 import type { RegisteredResource } from "./resource-types.js";
+import type { SubagentClient } from "./subagent.js";
 
 interface Waiter {
+  /** In-flight calls this wait blocks: the waiting call and every call enclosing it. */
+  weight: number;
   resolve(suspended: boolean): void;
   reject(error: unknown): void;
 }
@@ -43,6 +46,8 @@ export class CallState {
   inFlight = 0;
   /** Resources registered in this dispatch, by key. */
   readonly resources: Map<string, RegisteredResource> = new Map();
+  /** Aborts the run's signal when the execution turns out to be terminal (cancelled). */
+  onTerminal: ((reason: Terminated) => void) | undefined;
   private waiters: Waiter[] = [];
   private suspending = false;
   private lockTail: Promise<void> = Promise.resolve();
@@ -52,6 +57,7 @@ export class CallState {
     readonly port: KernelPort,
     readonly logger: Logger,
     readonly onCurrentStep: ((label: string | undefined) => void) | undefined,
+    readonly client: SubagentClient | undefined,
   ) {}
 
   /**
@@ -75,21 +81,25 @@ export class CallState {
   }
 
   /**
-   * Waits until every in-flight call waits on a subagent, then asks the kernel once whether the
+   * Waits until every in-flight call waits on a subagent (a call whose nested call waits counts
+   * as waiting too), then asks the kernel once whether the
    * execution can suspend. Resolves true when it suspended (the caller must unwind with
    * `ctx.suspension`), false when the children already settled.
    */
-  waitIdle(): Promise<boolean> {
+  waitIdle(depth: number): Promise<boolean> {
     if (this.ctx.suspension !== undefined) return Promise.resolve(true);
     return new Promise<boolean>((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
+      this.waiters.push({ weight: Math.max(depth, 1), resolve, reject });
       this.checkIdle();
     });
   }
 
   /** Called whenever a call finishes or starts waiting. */
   checkIdle(): void {
-    if (this.suspending || this.waiters.length === 0 || this.waiters.length < this.inFlight) return;
+    if (this.suspending || this.waiters.length === 0) return;
+    let waiting = 0;
+    for (const w of this.waiters) waiting += w.weight;
+    if (waiting < this.inFlight) return;
     const batch = this.waiters;
     this.waiters = [];
     this.suspending = true;
@@ -114,6 +124,7 @@ export class CallState {
         } catch (error) {
           if (Terminated.isInstance(error)) {
             this.ctx.suspension ??= error;
+            this.onTerminal?.(error);
             throw error;
           }
           if (LeaseSuperseded.isInstance(error)) throw error;

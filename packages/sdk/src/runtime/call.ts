@@ -4,6 +4,8 @@
  * body is invoked through `AsyncLocalStorage.run`'s argument list instead of a fresh closure,
  * and args/results are serialized exactly once (the text travels as `RawJson`).
  */
+
+import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import {
   Blocked,
   LeaseSuperseded,
@@ -15,13 +17,12 @@ import {
   ToolError,
   toWireJson,
 } from "@rebuno/protocol";
-import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import type { CallSpec } from "../tools/tool-spec.js";
-import { validateWith } from "./validate.js";
-import { type ExecutionContext, type Frame, frames, kState } from "./context.js";
 import { type CallState, LockHandle } from "./call-state.js";
-import type { CaptureSet, StepDecisionLike, StepResourceRef } from "./kernel-port.js";
 import { captureDue } from "./captures.js";
+import { type ExecutionContext, type Frame, frames, kState } from "./context.js";
+import type { CaptureSet, StepDecisionLike, StepResourceRef } from "./kernel-port.js";
+import { validateWith } from "./validate.js";
 
 /** A body as the runtime calls it: `this` is the toolbox instance (or undefined). */
 export type CallBody = (this: unknown, args: never) => unknown;
@@ -96,13 +97,21 @@ async function proceed(
   lock: LockHandle | undefined,
 ): Promise<unknown> {
   const stepId = decision.stepId ?? "";
-  const frame: Frame = { ctx, stepId, target: spec.target, holdsLock: lock !== undefined || parent.holdsLock, lock };
+  const frame: Frame = {
+    ctx,
+    stepId,
+    target: spec.target,
+    holdsLock: lock !== undefined || parent.holdsLock,
+    depth: parent.depth + 1,
+    lock,
+  };
   state.onCurrentStep?.(spec.target);
   let text: string;
   try {
     let value = await frames.run(frame, invokeBody, body, self, args);
     if (spec.toResult !== undefined) value = spec.toResult(value);
-    if (spec.output !== undefined) value = await validateWith(spec.output, value, `${spec.target}: invalid output`);
+    if (spec.output !== undefined)
+      value = await validateWith(spec.output, value, `${spec.target}: invalid output`);
     // A result that is not strict JSON fails the step here, before it could be left executing.
     text = toWireJson(value, "result");
   } catch (error) {
@@ -115,7 +124,12 @@ async function proceed(
     state.onCurrentStep?.(undefined);
   }
   const captures = await captureFor(state, decision.resources);
-  await state.port.completeStep(ctx.id, ctx.lease, stepId, withCaptures({ result: new RawJson(text) }, captures));
+  await state.port.completeStep(
+    ctx.id,
+    ctx.lease,
+    stepId,
+    withCaptures({ result: new RawJson(text) }, captures),
+  );
   // Return what a replay will return: the JSON round trip of the recorded value.
   return JSON.parse(text);
 }
@@ -142,13 +156,17 @@ function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDec
       throw new RateLimited(decision.reason || "rate_limit_exceeded");
     case "blocked":
     case "execution_blocked": {
-      const blocked = new Blocked("step blocked", { reason: decision.reason, approvalId: decision.approvalId });
+      const blocked = new Blocked("step blocked", {
+        reason: decision.reason,
+        approvalId: decision.approvalId,
+      });
       ctx.suspension ??= blocked;
       throw blocked;
     }
     case "execution_terminal": {
       const terminated = new Terminated();
       ctx.suspension ??= terminated;
+      ctx[kState].onTerminal?.(terminated);
       throw terminated;
     }
     default:
@@ -180,10 +198,14 @@ async function failStep(
     await state.port.failStep(ctx.id, ctx.lease, stepId, withCaptures({ error: { message } }, captures));
   } catch (error) {
     if (LeaseSuperseded.isInstance(error)) throw error;
-    (state.logger.error ?? state.logger.warn).call(state.logger, `failed to record step failure for step_id=${stepId}`, {
-      executionId: ctx.id,
-      error: errorMessage(error),
-    });
+    (state.logger.error ?? state.logger.warn).call(
+      state.logger,
+      `failed to record step failure for step_id=${stepId}`,
+      {
+        executionId: ctx.id,
+        error: errorMessage(error),
+      },
+    );
   }
 }
 

@@ -3,8 +3,9 @@
  * `proceed` decision; the driver snapshots it after the body and before the outcome is recorded,
  * for successes and failures alike. A failed capture is reported, the outcome is kept.
  */
+
+import { errorMessage, isControlFlow } from "./call.js";
 import type { CallState } from "./call-state.js";
-import { isControlFlow, errorMessage } from "./call.js";
 import type { CaptureFailureRef, CaptureRef, CaptureSet, StepResourceRef } from "./kernel-port.js";
 import type { RegisteredResource } from "./resource-types.js";
 
@@ -15,7 +16,8 @@ export async function captureOne(
   generation: number,
 ): Promise<{ capture?: CaptureRef; failure?: CaptureFailureRef }> {
   try {
-    if (resource.driver.checkpoint === undefined) throw new Error("resource driver does not implement checkpoint()");
+    if (resource.driver.checkpoint === undefined)
+      throw new Error("resource driver does not implement checkpoint()");
     const ref = await resource.driver.checkpoint(resource.handle);
     return { capture: { key: resource.key, generation, checkpointRef: ref } };
   } catch (error) {
@@ -26,14 +28,21 @@ export async function captureOne(
 }
 
 /** Captures every due resource named on a decision. */
-export async function captureDue(state: CallState, due: readonly StepResourceRef[]): Promise<CaptureSet | undefined> {
+export async function captureDue(
+  state: CallState,
+  due: readonly StepResourceRef[],
+): Promise<CaptureSet | undefined> {
   const captures: CaptureRef[] = [];
   const failures: CaptureFailureRef[] = [];
   for (const entry of due) {
     if (entry.due !== true) continue;
     const resource = state.resources.get(entry.key);
     if (resource === undefined) {
-      failures.push({ key: entry.key, generation: entry.generation, error: "resource() was not called in this dispatch" });
+      failures.push({
+        key: entry.key,
+        generation: entry.generation,
+        error: "resource() was not called in this dispatch",
+      });
       continue;
     }
     const out = await captureOne(state, resource, entry.generation);

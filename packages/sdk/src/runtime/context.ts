@@ -6,9 +6,10 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Blocked, PolicyError, Terminated } from "@rebuno/protocol";
+import { CallState, type LockHandle } from "./call-state.js";
 import type { KernelPort, LeaseRef } from "./kernel-port.js";
 import { consoleLogger, type Logger } from "./logger.js";
-import { CallState, type LockHandle } from "./call-state.js";
+import type { SubagentClient } from "./subagent.js";
 
 /**
  * One level of the ambient call stack. The root frame belongs to the handler; each running tool
@@ -22,6 +23,8 @@ export interface Frame {
   readonly target: string | undefined;
   /** True when this body (or an enclosing one) holds the resource lock. */
   readonly holdsLock: boolean;
+  /** Recorded calls in flight on this frame's chain (0 in the handler, 1 in a tool body…). */
+  readonly depth: number;
   /** The lock this call took itself (so a subagent wait can hand it back). */
   readonly lock?: LockHandle | undefined;
 }
@@ -45,6 +48,10 @@ export interface ExecutionContextInit {
   /** Aborts on lease loss, supersede, agent close, or cancellation. */
   readonly signal?: AbortSignal | undefined;
   readonly logger?: Logger | undefined;
+  /** Called when the kernel reports the execution terminal (cancelled…), to abort `signal`. */
+  readonly onTerminal?: ((reason: Terminated) => void) | undefined;
+  /** Default client for `subagent()` (the agent's `client` option). */
+  readonly client?: SubagentClient | undefined;
   /** Told which step body runs, so lease stall warnings can name it. */
   readonly onCurrentStep?: ((label: string | undefined) => void) | undefined;
 }
@@ -100,7 +107,14 @@ export class ExecutionContext {
     this.signal = init.signal ?? new AbortController().signal;
     this.suspension = undefined;
     this.denial = undefined;
-    this[kState] = new CallState(this, init.port, init.logger ?? consoleLogger, init.onCurrentStep);
+    this[kState] = new CallState(
+      this,
+      init.port,
+      init.logger ?? consoleLogger,
+      init.onCurrentStep,
+      init.client,
+    );
+    this[kState].onTerminal = init.onTerminal;
   }
 
   /**
@@ -123,7 +137,7 @@ export class ExecutionContext {
 
   /** Run `fn` with this context active (used by the agent runtime and test contexts). */
   run<T>(fn: () => T): T {
-    return frames.run({ ctx: this, stepId: undefined, target: undefined, holdsLock: false }, fn);
+    return frames.run({ ctx: this, stepId: undefined, target: undefined, holdsLock: false, depth: 0 }, fn);
   }
 }
 

@@ -5,8 +5,8 @@
  * small keeps both implementations honest.
  */
 import type { RawJson } from "@rebuno/protocol";
-import type { CallKind } from "../tools/tool-spec.js";
 import type { Idempotency } from "../tool-types.js";
+import type { CallKind } from "../tools/tool-spec.js";
 
 /** The dispatch lease every write carries (same shape as kernel-transport's `DispatchLease`). */
 export interface LeaseRef {
@@ -111,7 +111,18 @@ export interface KernelPort {
   getStep(executionId: string, stepId: string): Promise<StepLike | null>;
   suspend(executionId: string, lease: LeaseRef): Promise<boolean>;
   getPrevious(executionId: string): Promise<unknown>;
-  registerResource(executionId: string, lease: LeaseRef, body: RegisterResourceBody): Promise<ResourceViewLike>;
+  registerResource(
+    executionId: string,
+    lease: LeaseRef,
+    body: RegisterResourceBody,
+  ): Promise<ResourceViewLike>;
   bindResource(executionId: string, lease: LeaseRef, key: string, binding: unknown): Promise<unknown>;
   publishCheckpoints(executionId: string, lease: LeaseRef, body: CaptureSet): Promise<unknown>;
+  /** Live stream deltas of an LLM call (best effort; optional for test ports). */
+  publishStreamDelta?(
+    executionId: string,
+    lease: LeaseRef,
+    stepId: string,
+    body: { readonly seq: number; readonly data: string },
+  ): Promise<unknown>;
 }

@@ -3,9 +3,9 @@
  * forks and session turns can restore it from checkpoints (sdk-surface F51–F55).
  */
 import { ConfigurationError } from "@rebuno/protocol";
+import { errorMessage, isControlFlow } from "./call.js";
 import type { CallState } from "./call-state.js";
 import { LockHandle } from "./call-state.js";
-import { isControlFlow, errorMessage } from "./call.js";
 import { captureOne } from "./captures.js";
 import { type ExecutionContext, frames, kState, OUTSIDE_HINT } from "./context.js";
 import type { CaptureSet } from "./kernel-port.js";
@@ -60,9 +60,12 @@ export async function resource<THandle, TBinding = unknown>(
   options: ResourceOptions<THandle, TBinding>,
 ): Promise<THandle> {
   const frame = frames.getStore();
-  if (frame === undefined) throw new Error(`resource('${key}') called outside an active execution. ${OUTSIDE_HINT}`);
+  if (frame === undefined)
+    throw new Error(`resource('${key}') called outside an active execution. ${OUTSIDE_HINT}`);
   if (typeof key !== "string" || !RESOURCE_KEY.test(key)) {
-    throw new ConfigurationError(`resource key ${JSON.stringify(key)} is invalid (expected [A-Za-z0-9_.-]{1,128})`);
+    throw new ConfigurationError(
+      `resource key ${JSON.stringify(key)} is invalid (expected [A-Za-z0-9_.-]{1,128})`,
+    );
   }
   const driver = options.driver as ResourceDriver<unknown, unknown>;
   const policy = resolvePolicy(options.checkpoints, driver);
@@ -124,7 +127,10 @@ export async function checkpointOnCompletion(ctx: ExecutionContext): Promise<voi
       });
     } catch (error) {
       if (isControlFlow(error)) throw error;
-      state.logger.warn("checkpoint on completion failed", { key: registered.key, error: errorMessage(error) });
+      state.logger.warn("checkpoint on completion failed", {
+        key: registered.key,
+        error: errorMessage(error),
+      });
     }
   }
 }

@@ -22,7 +22,12 @@ const EMPTY_ARGS: Readonly<Record<string, never>> = Object.freeze({});
 function specFor(name: string, options: StepOptions | undefined): CallSpec {
   const idempotency = checkIdempotency(options?.idempotency, `step("${name}")`);
   if (options?.resources !== undefined && options.resources.length > 0) {
-    return { kind: "local", target: name, idempotency, resources: checkResources(options.resources, `step("${name}")`) };
+    return {
+      kind: "local",
+      target: name,
+      idempotency,
+      resources: checkResources(options.resources, `step("${name}")`),
+    };
   }
   const key = `${idempotency}\u0000${name}`;
   let spec = specCache.get(key);
@@ -55,7 +60,9 @@ export function step<T, A extends object = Record<string, never>>(
 ): Promise<Awaited<T>> {
   const frame = frames.getStore();
   if (frame === undefined) {
-    return Promise.reject(new Error(`rebuno step('${name}') called outside an active execution. ${OUTSIDE_HINT}`));
+    return Promise.reject(
+      new Error(`rebuno step('${name}') called outside an active execution. ${OUTSIDE_HINT}`),
+    );
   }
   return runCall(frame, specFor(name, options), args ?? EMPTY_ARGS, fn as CallBody, undefined) as Promise<
     Awaited<T>

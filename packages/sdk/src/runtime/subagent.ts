@@ -29,7 +29,10 @@ export interface SubagentOptions {
    * id (`researcher:${execution().id}`) so other parents cannot join it.
    */
   readonly session?: string;
-  /** Client used to create the child; default `new Client()` from REBUNO_URL / REBUNO_API_KEY. */
+  /**
+   * Client used to create the child; default the agent's `client` option, else `new Client()`
+   * from REBUNO_URL / REBUNO_API_KEY.
+   */
   readonly client?: SubagentClient;
 }
 
@@ -70,19 +73,19 @@ export async function subagent<T = unknown>(
     );
   }
   if (ctx.suspension !== undefined) throw ctx.suspension;
-  const client = options.client ?? (defaultClient ??= new Client());
+  const state = ctx[kState];
+  const client = options.client ?? state.client ?? (defaultClient ??= new Client());
   await client.create(agentId, input, {
     spawnedBy: { executionId: ctx.id, stepId },
     // One step starts at most one child, also when a redelivered safe_to_retry body runs again (G6).
     idempotencyKey: `${ctx.id}:${stepId}`,
     ...(options.session === undefined || options.session === "" ? {} : { session: options.session }),
   });
-  const state = ctx[kState];
   // Hand the resource lock back while waiting, so a sibling call queued on it can reach its own
   // wait (or finish) and the execution can suspend (G5/S9).
   const lock = frame.lock?.held === true ? frame.lock : undefined;
   lock?.release();
-  const suspended = await state.waitIdle();
+  const suspended = await state.waitIdle(frame.depth);
   if (suspended) throw ctx.suspension ?? new RebunoError("suspended without a recorded suspension");
   await lock?.take();
   const step = await state.port.getStep(ctx.id, stepId);

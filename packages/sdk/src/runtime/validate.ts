@@ -17,7 +17,9 @@ export function toValidationIssues(issues: ReadonlyArray<StandardSchemaV1.Issue>
 /** Human text for issues: `a.b: message; c: message`. */
 export function formatIssues(issues: readonly ValidationIssue[]): string {
   return issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
+    .map((issue) =>
+      issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message,
+    )
     .join("; ");
 }
 
@@ -26,7 +28,11 @@ export function formatIssues(issues: readonly ValidationIssue[]): string {
  *
  * @throws ValidationError `<prefix>: <issues>` with `issues` set.
  */
-export async function validateWith(schema: StandardSchemaV1, value: unknown, prefix: string): Promise<unknown> {
+export async function validateWith(
+  schema: StandardSchemaV1,
+  value: unknown,
+  prefix: string,
+): Promise<unknown> {
   let result = schema["~standard"].validate(value);
   if (result instanceof Promise) result = await result;
   if (result.issues !== undefined) {

@@ -9,9 +9,9 @@ import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
 import { isSchemaObject, requiredSet } from "./schema-walk.js";
 import { compileStrictSchema, type StrictDialect } from "./strict-compiler.js";
+import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
 import { collectTools, type ToolSource } from "./tool-source.js";
-import { toJsonSchema } from "./to-json-schema.js";
 
 /** Anthropic's strict tool-use dialect. */
 export const ANTHROPIC_STRICT_DIALECT: StrictDialect = {
@@ -31,7 +31,18 @@ export const ANTHROPIC_STRICT_DIALECT: StrictDialect = {
     "minProperties",
     "maxProperties",
   ]),
-  formats: new Set(["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"]),
+  formats: new Set([
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+  ]),
   allowRecursion: false,
   maxMinItems: 1,
 };

@@ -11,9 +11,9 @@
 import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
 import { isSchemaObject, joinPath, requiredSet, resolveLocalRef } from "./schema-walk.js";
+import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
 import { collectTools, type ToolSource } from "./tool-source.js";
-import { toJsonSchema } from "./to-json-schema.js";
 
 /** Options for {@link toGeminiTools}. */
 export interface GeminiToolsOptions {
@@ -68,7 +68,11 @@ export function toGeminiTools(tools: ToolSource, options: GeminiToolsOptions = {
       const { $schema: _dialect, ...rest } = wrap(tool, () => toJsonSchema(tool.inputSchema));
       return { name, description: tool.description, parametersJsonSchema: rest };
     }
-    return { name, description: tool.description, parameters: wrap(tool, () => toGeminiSchema(tool.inputSchema)) };
+    return {
+      name,
+      description: tool.description,
+      parameters: wrap(tool, () => toGeminiSchema(tool.inputSchema)),
+    };
   });
   return [{ functionDeclarations }];
 }
@@ -102,7 +106,11 @@ function convert(node: unknown, path: string, ctx: Context): JsonSchema {
   const { types, nullable } = splitTypes(node);
   if (types.length > 1) {
     // `type: ["string", "number"]` has no OpenAPI spelling except an anyOf of its members.
-    return convert({ anyOf: types.map((t) => ({ ...node, type: t })), ...(nullable ? { nullable: true } : {}) }, path, ctx);
+    return convert(
+      { anyOf: types.map((t) => ({ ...node, type: t })), ...(nullable ? { nullable: true } : {}) },
+      path,
+      ctx,
+    );
   }
   const out: JsonSchema = {};
   const type = types[0] ?? inferType(node);
@@ -115,7 +123,9 @@ function convert(node: unknown, path: string, ctx: Context): JsonSchema {
   if (nullable || node.nullable === true) out.nullable = true;
   convertEnum(node, out, hints);
   if (typeof node.format === "string") {
-    const ok = (out.type === "STRING" && node.format === "date-time") || ["int32", "int64", "float", "double"].includes(node.format);
+    const ok =
+      (out.type === "STRING" && node.format === "date-time") ||
+      ["int32", "int64", "float", "double"].includes(node.format);
     if (ok) out.format = node.format;
     else hints.push(`format: ${node.format}`);
   }
@@ -134,7 +144,10 @@ function convert(node: unknown, path: string, ctx: Context): JsonSchema {
 function convertRef(node: JsonSchema, path: string, ctx: Context): JsonSchema {
   const ref = node.$ref as string;
   if (ctx.refStack.includes(ref)) {
-    throw refuse(path, `recursive $ref '${ref}' cannot be inlined; use toGeminiTools(tools, { schema: "json-schema" })`);
+    throw refuse(
+      path,
+      `recursive $ref '${ref}' cannot be inlined; use toGeminiTools(tools, { schema: "json-schema" })`,
+    );
   }
   ctx.refStack.push(ref);
   try {
@@ -168,8 +181,11 @@ function convertObject(node: JsonSchema, out: JsonSchema, path: string, ctx: Con
   const properties = isSchemaObject(node.properties) ? node.properties : {};
   const names = Object.keys(properties);
   if (names.length === 0 && path !== "#") {
-    throw refuse(path, "objects without declared properties (records) are rejected by Gemini parameters; " +
-      'use toGeminiTools(tools, { schema: "json-schema" })');
+    throw refuse(
+      path,
+      "objects without declared properties (records) are rejected by Gemini parameters; " +
+        'use toGeminiTools(tools, { schema: "json-schema" })',
+    );
   }
   if (names.length === 0) return; // a tool without arguments: `{ type: "OBJECT" }`
   out.properties = Object.fromEntries(

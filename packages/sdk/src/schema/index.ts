@@ -32,6 +32,11 @@ export {
 export { DRAFT_2020_12 } from "./schema-walk.js";
 export { compileStrictSchema, makeNullable, type StrictDialect } from "./strict-compiler.js";
 export { type SchemaKind, type SchemaSource, schemaKind, toJsonSchema } from "./to-json-schema.js";
-export { assignToolNames, type SanitizeToolNameOptions, sanitizeToolName, TOOL_NAME_PATTERN } from "./tool-names.js";
+export {
+  assignToolNames,
+  type SanitizeToolNameOptions,
+  sanitizeToolName,
+  TOOL_NAME_PATTERN,
+} from "./tool-names.js";
 export { collectTools, type ToolSource } from "./tool-source.js";
 export { fromJsonSchema, type JsonSchemaIssue, validateJsonSchema, validateWith } from "./validate.js";

@@ -10,9 +10,9 @@ import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
 import { allowsNull, isSchemaObject, requiredSet, resolveLocalRef } from "./schema-walk.js";
 import { compileStrictSchema, type StrictDialect } from "./strict-compiler.js";
+import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
 import { collectTools, type ToolSource } from "./tool-source.js";
-import { toJsonSchema } from "./to-json-schema.js";
 
 /** OpenAI's structured-outputs dialect (platform docs, "Supported schemas"). */
 export const OPENAI_STRICT_DIALECT: StrictDialect = {
@@ -91,7 +91,10 @@ export function toOpenAIStrictSchema(schema: Parameters<typeof toJsonSchema>[0])
  * const response = await openai.chat.completions.create({ model, messages, tools: toOpenAITools(box) });
  * ```
  */
-export function toOpenAITools(tools: ToolSource, options?: { readonly api?: "chat" } & OpenAIToolsOptions): OpenAIChatTool[];
+export function toOpenAITools(
+  tools: ToolSource,
+  options?: { readonly api?: "chat" } & OpenAIToolsOptions,
+): OpenAIChatTool[];
 export function toOpenAITools(
   tools: ToolSource,
   options: { readonly api: "responses" } & OpenAIToolsOptions,
@@ -185,7 +188,10 @@ export function checkOpenAIBudgets(schema: JsonSchema): void {
       tally.enumValues += node.enum.length;
       const chars = node.enum.reduce((n: number, v) => n + String(v).length, 0);
       tally.chars += chars;
-      if (node.enum.length > OPENAI_STRICT_LIMITS.largeEnumValues && chars > OPENAI_STRICT_LIMITS.largeEnumChars) {
+      if (
+        node.enum.length > OPENAI_STRICT_LIMITS.largeEnumValues &&
+        chars > OPENAI_STRICT_LIMITS.largeEnumChars
+      ) {
         throw budget(`an enum with ${node.enum.length} values totals ${chars} characters (limit 15,000)`);
       }
     }
@@ -202,7 +208,8 @@ export function checkOpenAIBudgets(schema: JsonSchema): void {
   const limits = OPENAI_STRICT_LIMITS;
   if (tally.properties > limits.totalProperties) throw budget(`${tally.properties} properties (limit 5,000)`);
   if (tally.depth > limits.nestingDepth) throw budget(`${tally.depth} levels of object nesting (limit 10)`);
-  if (tally.enumValues > limits.totalEnumValues) throw budget(`${tally.enumValues} enum values (limit 1,000)`);
+  if (tally.enumValues > limits.totalEnumValues)
+    throw budget(`${tally.enumValues} enum values (limit 1,000)`);
   if (tally.chars > limits.totalChars) throw budget(`${tally.chars} characters of names and enum values`);
 }
 

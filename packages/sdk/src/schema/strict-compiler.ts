@@ -31,19 +31,20 @@ export interface StrictDialect {
 }
 
 /** Keywords no strict provider accepts and that cannot be dropped without changing the meaning. */
-const REFUSED: Record<string, string> = {
-  allOf: "merge the parts into one object schema (zod: use .extend() instead of .and())",
-  not: "express the allowed values positively",
-  if: "split the tool or use anyOf",
-  then: "split the tool or use anyOf",
-  else: "split the tool or use anyOf",
-  dependentRequired: "make the fields independent",
-  dependentSchemas: "make the fields independent",
-  patternProperties: "use fixed property names",
-  prefixItems: "use an object instead of a tuple",
-  unevaluatedProperties: "use fixed property names",
-  $dynamicRef: "use $defs and $ref",
-};
+// A list of pairs rather than an object literal: a `then` key would make the object thenable.
+const REFUSED: ReadonlyArray<readonly [keyword: string, advice: string]> = [
+  ["allOf", "merge the parts into one object schema (zod: use .extend() instead of .and())"],
+  ["not", "express the allowed values positively"],
+  ["if", "split the tool or use anyOf"],
+  ["then", "split the tool or use anyOf"],
+  ["else", "split the tool or use anyOf"],
+  ["dependentRequired", "make the fields independent"],
+  ["dependentSchemas", "make the fields independent"],
+  ["patternProperties", "use fixed property names"],
+  ["prefixItems", "use an object instead of a tuple"],
+  ["unevaluatedProperties", "use fixed property names"],
+  ["$dynamicRef", "use $defs and $ref"],
+];
 
 /** Keywords handled structurally below (not copied by the `keep` table). */
 const STRUCTURAL = new Set([
@@ -95,9 +96,13 @@ function compileNode(node: unknown, path: string, ctx: Context): JsonSchema {
   const { dialect } = ctx;
   if (node === false) throw refuse(dialect, path, "the schema `false` accepts no value");
   if (!isSchemaObject(node) || isUnconstrained(node)) {
-    throw refuse(dialect, path, "accepts any JSON value; give it a concrete type (zod: avoid z.any/z.unknown)");
+    throw refuse(
+      dialect,
+      path,
+      "accepts any JSON value; give it a concrete type (zod: avoid z.any/z.unknown)",
+    );
   }
-  for (const [keyword, advice] of Object.entries(REFUSED)) {
+  for (const [keyword, advice] of REFUSED) {
     if (keyword in node) throw refuse(dialect, path, `'${keyword}' is not supported: ${advice}`);
   }
   if (typeof node.$ref === "string") return compileRef(node.$ref, path, ctx);
@@ -111,7 +116,11 @@ function compileNode(node: unknown, path: string, ctx: Context): JsonSchema {
     if (key === "format") {
       if (typeof value === "string" && dialect.formats.has(value)) out.format = value;
       else hints.push(`format: ${String(value)}`);
-    } else if (key === "minItems" && dialect.maxMinItems !== undefined && Number(value) > dialect.maxMinItems) {
+    } else if (
+      key === "minItems" &&
+      dialect.maxMinItems !== undefined &&
+      Number(value) > dialect.maxMinItems
+    ) {
       hints.push(`minItems: ${JSON.stringify(value)}`);
     } else if (dialect.keep.has(key)) {
       out[key] = value;
@@ -146,13 +155,15 @@ function compileObject(node: JsonSchema, out: JsonSchema, path: string, ctx: Con
   const names = Object.keys(properties);
   const extra = node.additionalProperties;
   const valueSchema = isSchemaObject(extra) && Object.keys(extra).length > 0;
-  const freeForm = names.length === 0 && (extra === true || isSchemaObject(extra) || (!("properties" in node) && path !== "#"));
+  const freeForm =
+    names.length === 0 &&
+    (extra === true || isSchemaObject(extra) || (!("properties" in node) && path !== "#"));
   if (valueSchema || freeForm) {
     throw refuse(
       dialect,
       path,
       "open records and free-form objects (additionalProperties with a schema, z.record, " +
-        "{type: \"object\"} without properties) cannot be strict; list the keys as properties, " +
+        '{type: "object"} without properties) cannot be strict; list the keys as properties, ' +
         "or pass an array of {key, value} objects",
     );
   }
@@ -174,7 +185,11 @@ function compileObject(node: JsonSchema, out: JsonSchema, path: string, ctx: Con
 function compileRef(ref: string, path: string, ctx: Context): JsonSchema {
   const normalized = ref.startsWith("#/definitions/") ? `#/$defs/${ref.slice("#/definitions/".length)}` : ref;
   if (normalized !== "#" && !normalized.startsWith("#/$defs/")) {
-    throw refuse(ctx.dialect, path, `$ref '${ref}' must point into $defs (zod: keep the default reused: "inline")`);
+    throw refuse(
+      ctx.dialect,
+      path,
+      `$ref '${ref}' must point into $defs (zod: keep the default reused: "inline")`,
+    );
   }
   if (!ctx.dialect.allowRecursion) {
     if (ctx.refStack.includes(normalized) || normalized === "#") {
@@ -227,7 +242,9 @@ export function makeNullable(schema: JsonSchema): JsonSchema {
 
 function isObjectSchema(node: JsonSchema): boolean {
   const { type } = node;
-  return type === "object" || (Array.isArray(type) && type.includes("object")) || isSchemaObject(node.properties);
+  return (
+    type === "object" || (Array.isArray(type) && type.includes("object")) || isSchemaObject(node.properties)
+  );
 }
 
 function isUnconstrained(node: JsonSchema): boolean {

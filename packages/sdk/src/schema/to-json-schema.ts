@@ -38,7 +38,8 @@ export function schemaKind(schema: unknown): SchemaKind {
   }
   const record = schema as Record<string, unknown>;
   const standard = record["~standard"] as StandardSchemaV1.Props | undefined;
-  if (standard !== undefined && typeof standard.jsonSchema?.input === "function") return "standard-json-schema";
+  if (standard !== undefined && typeof standard.jsonSchema?.input === "function")
+    return "standard-json-schema";
   if (isSchemaObject(record._zod)) return "zod4";
   if (isSchemaObject(record._def)) return "zod3";
   if (standard !== undefined) {

@@ -152,7 +152,8 @@ function checkUnions(
       return branchIssues.length === 0;
     }).length;
     if (passing === 0) issues.push({ message: `does not match any allowed shape (${key})`, path });
-    else if (key === "oneOf" && passing > 1) issues.push({ message: "matches more than one oneOf branch", path });
+    else if (key === "oneOf" && passing > 1)
+      issues.push({ message: "matches more than one oneOf branch", path });
   }
   if (Array.isArray(schema.allOf)) {
     for (const part of schema.allOf) check(part, value, path, root, issues, depth + 1);
@@ -186,7 +187,12 @@ function checkObject(
   }
 }
 
-function checkNumber(schema: JsonSchema, value: number, path: PropertyKey[], issues: JsonSchemaIssue[]): void {
+function checkNumber(
+  schema: JsonSchema,
+  value: number,
+  path: PropertyKey[],
+  issues: JsonSchemaIssue[],
+): void {
   const bound = (key: string, ok: (limit: number) => boolean, text: string) => {
     const limit = schema[key];
     if (typeof limit === "number" && !ok(limit)) issues.push({ message: `must be ${text} ${limit}`, path });
@@ -198,7 +204,12 @@ function checkNumber(schema: JsonSchema, value: number, path: PropertyKey[], iss
   bound("multipleOf", (l) => Number.isInteger(value / l), "a multiple of");
 }
 
-function checkString(schema: JsonSchema, value: string, path: PropertyKey[], issues: JsonSchemaIssue[]): void {
+function checkString(
+  schema: JsonSchema,
+  value: string,
+  path: PropertyKey[],
+  issues: JsonSchemaIssue[],
+): void {
   const length = [...value].length; // JSON Schema counts code points, not UTF-16 units
   if (typeof schema.minLength === "number" && length < schema.minLength) {
     issues.push({ message: `must have at least ${schema.minLength} characters`, path });

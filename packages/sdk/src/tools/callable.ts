@@ -2,8 +2,9 @@
  * Builds the callable `RebunoTool` object every tool form hands to frameworks, and the entry
  * point a tool call takes into the runtime.
  */
-import { frames, OUTSIDE_HINT } from "../runtime/context.js";
+
 import { type CallBody, runCall } from "../runtime/call.js";
+import { frames, OUTSIDE_HINT } from "../runtime/context.js";
 import type { RebunoTool, ToolCallOptions } from "../tool-types.js";
 import type { ToolSpec } from "./tool-spec.js";
 
@@ -41,7 +42,11 @@ export function createToolObject<Args, Out>(
     prepare === undefined
       ? (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, args)
       : (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, prepare(args));
-  const enumerable = (value: unknown): PropertyDescriptor => ({ value, enumerable: true, configurable: true });
+  const enumerable = (value: unknown): PropertyDescriptor => ({
+    value,
+    enumerable: true,
+    configurable: true,
+  });
   Object.defineProperties(execute, {
     name: enumerable(spec.name),
     description: enumerable(spec.description),

@@ -177,6 +177,18 @@ function decorate(
   Object.defineProperty(wrapper, "name", { value: value.name, configurable: true });
   Object.defineProperty(wrapper, "length", { value: value.length, configurable: true });
   toolMethods.set(wrapper, meta);
+  // Bind per instance, so a detached method (`execute: box.search`, a callback) keeps its `this`.
+  const key = context.name;
+  context.addInitializer(function (this: unknown) {
+    const self = this as Record<PropertyKey, unknown>;
+    if (Object.hasOwn(self, key)) return;
+    const current = self[key];
+    if (typeof current !== "function") return;
+    const bound = current.bind(self);
+    Object.defineProperty(bound, "name", { value: value.name, configurable: true });
+    Object.defineProperty(bound, "length", { value: value.length, configurable: true });
+    Object.defineProperty(self, key, { value: bound, writable: true, configurable: true, enumerable: false });
+  });
   return wrapper;
 }
 

@@ -2,6 +2,8 @@
  * Function forms of tools, for code that does not use decorators (Vite 8, SWC, Node type
  * stripping) and for wrapping foreign tools: `defineTool` and `wrapTool`.
  */
+
+import { ConfigurationError } from "@rebuno/protocol";
 import type { StandardSchemaV1 } from "../standard-schema.js";
 import type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "../tool-types.js";
 import { createToolObject } from "./callable.js";
@@ -15,7 +17,6 @@ import {
   isStandardSchema,
   type ToolSpec,
 } from "./tool-spec.js";
-import { ConfigurationError } from "@rebuno/protocol";
 
 /** A tool that is also a function: `t(args)` is `t.execute(args)`. */
 export type CallableTool<Args = unknown, Out = unknown> = RebunoTool<Args, Out> &
@@ -98,9 +99,13 @@ export function defineTool(definition: ToolDefinition<unknown, unknown>): Callab
   }
   const spec = buildSpec(`defineTool("${String(name)}")`, name, definition);
   const execute = definition.execute;
-  return createToolObject(spec, function (this: unknown, args: never) {
-    return execute(args);
-  }, undefined) as CallableTool;
+  return createToolObject(
+    spec,
+    function (this: unknown, args: never) {
+      return execute(args);
+    },
+    undefined,
+  ) as CallableTool;
 }
 
 /** Definition accepted by {@link wrapTool}. */
@@ -144,7 +149,8 @@ export function wrapTool<Args = Record<string, unknown>, Raw = unknown, Out = Ra
 ): CallableTool<Args, Awaited<Out>> {
   const name = definition.name;
   const where = `wrapTool("${String(name)}")`;
-  if (typeof definition.invoke !== "function") throw new ConfigurationError(`${where}: invoke must be a function`);
+  if (typeof definition.invoke !== "function")
+    throw new ConfigurationError(`${where}: invoke must be a function`);
   const spec = buildSpec(
     where,
     name,

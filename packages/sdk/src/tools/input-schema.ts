@@ -26,7 +26,9 @@ const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properti
 export function describeInput(input: unknown, where: string): DescribedInput {
   if (input === undefined) return { validator: undefined, jsonSchema: EMPTY_OBJECT_SCHEMA };
   if (typeof input !== "object" && typeof input !== "function") {
-    throw new ConfigurationError(`${where}: input must be a zod schema, another Standard Schema, or a JSON Schema`);
+    throw new ConfigurationError(
+      `${where}: input must be a zod schema, another Standard Schema, or a JSON Schema`,
+    );
   }
   let jsonSchema: JsonSchema;
   try {

@@ -86,7 +86,9 @@ export class Toolbox implements Iterable<RebunoTool> {
 }
 
 /** The tool metadata a toolbox class declares (for adapters and docs generators). */
-export function toolboxMetadata(toolbox: Toolbox | (abstract new (...args: never[]) => Toolbox)): readonly ToolMeta[] {
+export function toolboxMetadata(
+  toolbox: Toolbox | (abstract new (...args: never[]) => Toolbox),
+): readonly ToolMeta[] {
   const proto = typeof toolbox === "function" ? toolbox.prototype : Object.getPrototypeOf(toolbox);
   return resolveClassTools(proto as object);
 }

@@ -7,10 +7,14 @@ import { z as z3 } from "zod3";
 import { type LangChainToolFactory, toLangChainTools } from "../../src/adapters/index.js";
 import { makeTool } from "../schema/fixtures.js";
 
-const lookup = makeTool("lookup_order", z.object({ id: z.string(), verbose: z.boolean().optional() }), ({ id }) => ({
-  id,
-  status: "shipped",
-}));
+const lookup = makeTool(
+  "lookup_order",
+  z.object({ id: z.string(), verbose: z.boolean().optional() }),
+  ({ id }) => ({
+    id,
+    status: "shipped",
+  }),
+);
 const greet = makeTool("greet", z3.object({ name: z3.string() }), ({ name }) => `hello ${String(name)}`);
 
 describe("toLangChainTools", () => {
@@ -19,7 +23,12 @@ describe("toLangChainTools", () => {
     expect(order).toBeInstanceOf(DynamicStructuredTool);
     expect(order!.name).toBe("lookup_order");
     expect(order!.description).toBe("lookup_order tool");
-    const message = await order!.invoke({ type: "tool_call", id: "call_7", name: "lookup_order", args: { id: "A1" } });
+    const message = await order!.invoke({
+      type: "tool_call",
+      id: "call_7",
+      name: "lookup_order",
+      args: { id: "A1" },
+    });
     expect(message).toBeInstanceOf(ToolMessage);
     expect((message as ToolMessage).tool_call_id).toBe("call_7");
     expect(JSON.parse((message as ToolMessage).content as string)).toEqual({ id: "A1", status: "shipped" });
@@ -30,8 +39,12 @@ describe("toLangChainTools", () => {
 
   it("lets LangChain reject arguments that break the JSON Schema", async () => {
     const before = lookup.calls.length;
-    const [order] = (await toLangChainTools([lookup], { tool: lcTool as unknown as LangChainToolFactory })) as DynamicStructuredTool[];
-    await expect(order!.invoke({ id: 5 })).rejects.toThrow(/did not match expected schema|Received tool input/);
+    const [order] = (await toLangChainTools([lookup], {
+      tool: lcTool as unknown as LangChainToolFactory,
+    })) as DynamicStructuredTool[];
+    await expect(order!.invoke({ id: 5 })).rejects.toThrow(
+      /did not match expected schema|Received tool input/,
+    );
     expect(lookup.calls.length).toBe(before);
   });
 
@@ -54,7 +67,9 @@ describe("toLangChainTools", () => {
 
   it("reports a missing @langchain/core as a ConfigurationError", async () => {
     const { loadOptionalPeer } = await import("../../src/adapters/load-peer.js");
-    const missing = Object.assign(new Error("Cannot find package '@langchain/core'"), { code: "ERR_MODULE_NOT_FOUND" });
+    const missing = Object.assign(new Error("Cannot find package '@langchain/core'"), {
+      code: "ERR_MODULE_NOT_FOUND",
+    });
     await expect(
       loadOptionalPeer(["@langchain/core/tools"], () => Promise.reject(missing), "toLangChainTools"),
     ).rejects.toThrow(ConfigurationError);

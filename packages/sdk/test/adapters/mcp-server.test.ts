@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Blocked, ConfigurationError, ToolError } from "@rebuno/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -19,16 +19,23 @@ async function connect(server: McpServer | Server): Promise<Client> {
   await server.connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
-  closers.push(() => client.close(), () => server.close());
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  );
   return client;
 }
 
 const blocked = new Blocked("step blocked", { approvalId: "ap-1" });
 const tools = [
   makeTool("add", z.object({ a: z.number(), b: z.number() }), ({ a, b }) => ({ sum: Number(a) + Number(b) })),
-  makeTool("hello", z3.object({ who: z3.string() }), ({ who }) => `hi ${String(who)}`, { idempotency: "at_most_once" }),
-  makeTool("send", { type: "object", properties: { to: { type: "string" } }, required: ["to"] }, () =>
-    "send not allowed. reason: outside business hours",
+  makeTool("hello", z3.object({ who: z3.string() }), ({ who }) => `hi ${String(who)}`, {
+    idempotency: "at_most_once",
+  }),
+  makeTool(
+    "send",
+    { type: "object", properties: { to: { type: "string" } }, required: ["to"] },
+    () => "send not allowed. reason: outside business hours",
   ),
   makeTool("fail", { type: "object", properties: {} }, () => {
     throw new ToolError("upstream 502", { toolId: "fail" });
@@ -47,7 +54,11 @@ describe("registerMcpTools over a real MCP client/server pair", () => {
     expect(listed.map((t) => t.name)).toEqual(["add", "hello", "send", "fail", "wait"]);
     expect(listed[0]).toMatchObject({
       description: "add tool",
-      inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
       annotations: { idempotentHint: true },
     });
     expect(listed[0]!.inputSchema).not.toHaveProperty("$schema");
@@ -59,7 +70,10 @@ describe("registerMcpTools over a real MCP client/server pair", () => {
     await registerMcpTools(server, tools);
     const client = await connect(server);
     const add = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
-    expect(add).toMatchObject({ content: [{ type: "text", text: '{"sum":5}' }], structuredContent: { sum: 5 } });
+    expect(add).toMatchObject({
+      content: [{ type: "text", text: '{"sum":5}' }],
+      structuredContent: { sum: 5 },
+    });
     expect(add.isError).toBeUndefined();
     expect(tools[0]!.calls.at(-1)!.args).toEqual({ a: 2, b: 3 });
     expect(typeof tools[0]!.calls.at(-1)!.options?.toolCallId).toBe("string");
@@ -68,13 +82,17 @@ describe("registerMcpTools over a real MCP client/server pair", () => {
       content: [{ type: "text", text: "hi mcp" }],
     });
     const denied = await client.callTool({ name: "send", arguments: { to: "x" } });
-    expect(denied).toEqual({ content: [{ type: "text", text: "send not allowed. reason: outside business hours" }] });
+    expect(denied).toEqual({
+      content: [{ type: "text", text: "send not allowed. reason: outside business hours" }],
+    });
     const failed = await client.callTool({ name: "fail", arguments: {} });
     expect(failed).toEqual({ content: [{ type: "text", text: "fail: upstream 502" }], isError: true });
     const before = tools[0]!.calls.length;
     const bad = await client.callTool({ name: "add", arguments: { a: "2" } });
     expect(bad.isError).toBe(true);
-    expect((bad.content as Array<{ text: string }>)[0]!.text).toMatch(/^Invalid arguments for tool add: a: .*; b: /);
+    expect((bad.content as Array<{ text: string }>)[0]!.text).toMatch(
+      /^Invalid arguments for tool add: a: .*; b: /,
+    );
     expect(tools[0]!.calls.length).toBe(before);
     await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toThrow(/Tool nope not found/);
   });
@@ -100,7 +118,9 @@ describe("registerMcpTools over a real MCP client/server pair", () => {
 
 describe("toMcpTools", () => {
   it("describes tools with sanitised names and callable handlers", async () => {
-    const defs = toMcpTools([makeTool("files.read", { type: "object", properties: { p: { type: "string" } } }, ({ p }) => p)]);
+    const defs = toMcpTools([
+      makeTool("files.read", { type: "object", properties: { p: { type: "string" } } }, ({ p }) => p),
+    ]);
     expect(defs[0]).toMatchObject({ name: "files_read", annotations: { idempotentHint: true } });
     expect(await defs[0]!.handler({ p: "/tmp" })).toEqual({ content: [{ type: "text", text: "/tmp" }] });
     expect(await defs[0]!.handler({ p: 1 })).toMatchObject({ isError: true });

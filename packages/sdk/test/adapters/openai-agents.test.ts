@@ -1,11 +1,11 @@
 import {
   Agent,
+  tool as agentsTool,
   type Model,
   type ModelRequest,
   type ModelResponse,
   Runner,
   setTracingDisabled,
-  tool as agentsTool,
   Usage,
 } from "@openai/agents-core";
 import { Blocked } from "@rebuno/protocol";
@@ -27,7 +27,11 @@ class ScriptedModel implements Model {
     if (this.requests.length === 1) {
       return {
         usage: new Usage(),
-        output: this.calls.map((c) => ({ type: "function_call" as const, status: "completed" as const, ...c })),
+        output: this.calls.map((c) => ({
+          type: "function_call" as const,
+          status: "completed" as const,
+          ...c,
+        })),
       };
     }
     return {
@@ -58,7 +62,9 @@ const shout = makeTool("shout", z3.object({ text: z3.string() }), ({ text }) => 
 
 describe("toOpenAIAgentsTools with the Agents SDK runner", () => {
   it("runs the tools the model calls, with strict nulls stripped and the call id passed", async () => {
-    const tools = await toOpenAIAgentsTools([search, shout], { tool: agentsTool as unknown as OpenAIAgentsToolFactory });
+    const tools = await toOpenAIAgentsTools([search, shout], {
+      tool: agentsTool as unknown as OpenAIAgentsToolFactory,
+    });
     const model = new ScriptedModel([
       { callId: "fc_1", name: "search_docs", arguments: '{"query":"rebuno","limit":null,"lang":null}' },
       { callId: "fc_2", name: "shout", arguments: '{"text":"hey"}' },
@@ -77,7 +83,10 @@ describe("toOpenAIAgentsTools with the Agents SDK runner", () => {
       strict: boolean;
     };
     expect(offered.strict).toBe(true);
-    expect(offered.parameters).toMatchObject({ required: ["query", "limit", "lang"], additionalProperties: false });
+    expect(offered.parameters).toMatchObject({
+      required: ["query", "limit", "lang"],
+      additionalProperties: false,
+    });
     // Tool outputs went back to the model on the second turn.
     const outputs = JSON.stringify(model.requests[1]!.input);
     expect(outputs).toContain("HEY");
@@ -93,17 +102,25 @@ describe("toOpenAIAgentsTools with the Agents SDK runner", () => {
     const tools = await toOpenAIAgentsTools([refund], { halt });
     const model = new ScriptedModel([{ callId: "fc_9", name: "refund", arguments: '{"cents":100}' }]);
     const agent = new Agent({ name: "a", instructions: "x", model, tools: tools as never });
-    await expect(haltable(halt, (signal) => new Runner().run(agent, "refund", { signal }))).rejects.toBe(blocked);
+    await expect(haltable(halt, (signal) => new Runner().run(agent, "refund", { signal }))).rejects.toBe(
+      blocked,
+    );
     expect(model.requests).toHaveLength(1);
     expect(refund.calls[0]!.args).toEqual({ cents: 100 });
   });
 
   it("supports non-strict JSON Schema parameters", async () => {
     const tools = await toOpenAIAgentsTools(
-      [makeTool("tag", z.object({ labels: z.record(z.string(), z.string()) }), ({ labels }) => Object.keys(labels as object))],
+      [
+        makeTool("tag", z.object({ labels: z.record(z.string(), z.string()) }), ({ labels }) =>
+          Object.keys(labels as object),
+        ),
+      ],
       { strict: false },
     );
-    const model = new ScriptedModel([{ callId: "fc_3", name: "tag", arguments: '{"labels":{"a":"1","b":"2"}}' }]);
+    const model = new ScriptedModel([
+      { callId: "fc_3", name: "tag", arguments: '{"labels":{"a":"1","b":"2"}}' },
+    ]);
     const agent = new Agent({ name: "a", instructions: "x", model, tools: tools as never });
     const result = await new Runner().run(agent, "tag");
     expect(result.finalOutput).toBe("done");
@@ -112,6 +129,8 @@ describe("toOpenAIAgentsTools with the Agents SDK runner", () => {
 
   it("refuses a record schema in strict mode, naming the tool", async () => {
     const tool = makeTool("tag", z.object({ labels: z.record(z.string(), z.string()) }), () => 1);
-    await expect(toOpenAIAgentsTools([tool])).rejects.toThrow(/tool 'tag': OpenAI strict schema: at #\/properties\/labels/);
+    await expect(toOpenAIAgentsTools([tool])).rejects.toThrow(
+      /tool 'tag': OpenAI strict schema: at #\/properties\/labels/,
+    );
   });
 });

@@ -22,25 +22,41 @@ function scriptedModel(calls: Array<{ id: string; tool: string; input: string }>
       seen.push(options);
       if (seen.length === 1) {
         return {
-          content: calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.tool, input: c.input })),
+          content: calls.map((c) => ({
+            type: "tool-call" as const,
+            toolCallId: c.id,
+            toolName: c.tool,
+            input: c.input,
+          })),
           finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
           usage,
           warnings: [],
         };
       }
-      return { content: [{ type: "text" as const, text: "done" }], finishReason: { unified: "stop" as const, raw: "stop" }, usage, warnings: [] };
+      return {
+        content: [{ type: "text" as const, text: "done" }],
+        finishReason: { unified: "stop" as const, raw: "stop" },
+        usage,
+        warnings: [],
+      };
     },
   });
   return { model, seen };
 }
 
-const weather = makeTool("get_weather", z.object({ city: z.string(), days: z.number().int().optional() }), ({ city }) => ({
-  city,
-  tempC: 21,
-}));
+const weather = makeTool(
+  "get_weather",
+  z.object({ city: z.string(), days: z.number().int().optional() }),
+  ({ city }) => ({
+    city,
+    tempC: 21,
+  }),
+);
 const legacy = makeTool("echo", z3.object({ text: z3.string() }), ({ text }) => String(text).toUpperCase());
-const denied = makeTool("wire_money", { type: "object", properties: { cents: { type: "integer" } }, required: ["cents"] }, () =>
-  "wire_money not allowed. reason: amount over limit",
+const denied = makeTool(
+  "wire_money",
+  { type: "object", properties: { cents: { type: "integer" } }, required: ["cents"] },
+  () => "wire_money not allowed. reason: amount over limit",
 );
 
 describe("toVercelTools with generateText", () => {
@@ -68,9 +84,16 @@ describe("toVercelTools with generateText", () => {
       ["wire_money", "wire_money not allowed. reason: amount over limit"],
     ]);
     // The model saw the JSON Schemas of all three tools.
-    const sent = seen[0]!.tools!.map((t) => [t.name, (t as { inputSchema: Record<string, unknown> }).inputSchema]);
+    const sent = seen[0]!.tools!.map((t) => [
+      t.name,
+      (t as { inputSchema: Record<string, unknown> }).inputSchema,
+    ]);
     expect(sent.map(([n]) => n)).toEqual(["get_weather", "echo", "wire_money"]);
-    expect(sent[0]![1]).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
+    expect(sent[0]![1]).toMatchObject({
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    });
     // The tool's own schema was not mutated by the AI SDK's post-processing.
     expect(weather.inputSchema).not.toHaveProperty("additionalProperties");
   });
@@ -78,7 +101,12 @@ describe("toVercelTools with generateText", () => {
   it("reports invalid model arguments as a tool error without running the tool", async () => {
     const tool = makeTool("get_weather", z.object({ city: z.string() }), () => "never");
     const { model } = scriptedModel([{ id: "c", tool: "get_weather", input: '{"city":42}' }]);
-    const result = await generateText({ model, tools: toVercelTools([tool]), prompt: "go", stopWhen: stepCountIs(2) });
+    const result = await generateText({
+      model,
+      tools: toVercelTools([tool]),
+      prompt: "go",
+      stopWhen: stepCountIs(2),
+    });
     expect(tool.calls).toHaveLength(0);
     const errors = result.steps[0]!.content.filter((p) => p.type === "tool-error");
     expect(errors).toHaveLength(1);
@@ -93,7 +121,9 @@ describe("toVercelTools with generateText", () => {
     const halt = new AbortController();
     const tools = toVercelTools([charge], { halt });
     await expect(
-      haltable(halt, (signal) => generateText({ model, tools, prompt: "go", abortSignal: signal, stopWhen: stepCountIs(3) })),
+      haltable(halt, (signal) =>
+        generateText({ model, tools, prompt: "go", abortSignal: signal, stopWhen: stepCountIs(3) }),
+      ),
     ).rejects.toBe(blocked);
     expect(charge.calls).toHaveLength(1);
     expect(charge.calls[0]!.options?.abortSignal).toBe(halt.signal);
@@ -102,10 +132,10 @@ describe("toVercelTools with generateText", () => {
 
   it("builds the schema with ai's jsonSchema helper when given (ai 5 route)", async () => {
     const tools = toVercelTools([weather], { jsonSchema });
-    const schema = tools.get_weather!.inputSchema as { jsonSchema: unknown; validate: (v: unknown) => Promise<unknown> };
+    const schema = tools.get_weather!.inputSchema; // ai's Schema, typed as such
     expect(schema.jsonSchema).toMatchObject({ type: "object", required: ["city"] });
-    expect(await schema.validate({ city: "x" })).toEqual({ success: true, value: { city: "x" } });
-    expect(await schema.validate({ city: 1 })).toMatchObject({ success: false });
+    expect(await schema.validate!({ city: "x" })).toEqual({ success: true, value: { city: "x" } });
+    expect(await schema.validate!({ city: 1 })).toMatchObject({ success: false });
     const { model } = scriptedModel([{ id: "c9", tool: "get_weather", input: '{"city":"Rome","days":2}' }]);
     await generateText({ model, tools, prompt: "go", stopWhen: stepCountIs(2) });
     expect(weather.calls.at(-1)!.args).toEqual({ city: "Rome", days: 2 });

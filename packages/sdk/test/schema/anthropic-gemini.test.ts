@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod3";
-import { toAnthropicStrictSchema, toAnthropicTools, toGeminiSchema, toGeminiTools } from "../../src/schema/index.js";
+import {
+  toAnthropicStrictSchema,
+  toAnthropicTools,
+  toGeminiSchema,
+  toGeminiTools,
+} from "../../src/schema/index.js";
 import { makeTool, subschemas } from "./fixtures.js";
 
 const weather = z.object({
@@ -63,16 +68,26 @@ describe("toAnthropicTools", () => {
       $defs: { t: { type: "object", properties: { kids: { type: "array", items: { $ref: "#/$defs/t" } } } } },
     };
     expect(() => toAnthropicStrictSchema(recursive)).toThrow(/recursive schemas are not supported/);
-    const manyOptional = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`o${i}`, { type: "string" }]));
+    const manyOptional = Object.fromEntries(
+      Array.from({ length: 25 }, (_, i) => [`o${i}`, { type: "string" }]),
+    );
     const tool = makeTool("wide", { type: "object", properties: manyOptional }, () => 1);
-    expect(() => toAnthropicTools([tool], { strict: true })).toThrow(/24 optional parameters per request, found 25/);
+    expect(() => toAnthropicTools([tool], { strict: true })).toThrow(
+      /24 optional parameters per request, found 25/,
+    );
     expect(toAnthropicTools([tool])).toHaveLength(1);
-    const many = Array.from({ length: 21 }, (_, i) => makeTool(`t${i}`, { type: "object", properties: {} }, () => i));
+    const many = Array.from({ length: 21 }, (_, i) =>
+      makeTool(`t${i}`, { type: "object", properties: {} }, () => i),
+    );
     expect(() => toAnthropicTools(many, { strict: true })).toThrow(/at most 20 strict tools/);
     const unions = Object.fromEntries(
       Array.from({ length: 17 }, (_, i) => [`u${i}`, { type: ["string", "number"] }]),
     );
-    const unionTool = makeTool("u", { type: "object", properties: unions, required: Object.keys(unions) }, () => 1);
+    const unionTool = makeTool(
+      "u",
+      { type: "object", properties: unions, required: Object.keys(unions) },
+      () => 1,
+    );
     expect(() => toAnthropicTools([unionTool], { strict: true })).toThrow(/16 parameters with anyOf/);
   });
 });
@@ -88,8 +103,10 @@ describe("toGeminiTools", () => {
       for (const k of ["$schema", "additionalProperties", "const", "$ref", "$defs", "default", "oneOf"]) {
         expect(node, `${path}.${k}`).not.toHaveProperty(k);
       }
-      if (node.type !== undefined) expect(["STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"]).toContain(node.type);
-      if (node.anyOf !== undefined) expect(Object.keys(node).filter((k) => k !== "nullable")).toEqual(["anyOf"]);
+      if (node.type !== undefined)
+        expect(["STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"]).toContain(node.type);
+      if (node.anyOf !== undefined)
+        expect(Object.keys(node).filter((k) => k !== "nullable")).toEqual(["anyOf"]);
     }
     expect(params.type).toBe("OBJECT");
     expect(params.required).toEqual(["city", "unit", "kind", "mode"]);
@@ -106,7 +123,12 @@ describe("toGeminiTools", () => {
         { type: "NUMBER", description: "(one of: 2)" },
       ],
     });
-    expect(p.tags).toEqual({ type: "ARRAY", minItems: 2, items: { type: "STRING" }, description: "(default: [])" });
+    expect(p.tags).toEqual({
+      type: "ARRAY",
+      minItems: 2,
+      items: { type: "STRING" },
+      description: "(default: [])",
+    });
   });
 
   it("inlines $refs, maps type arrays to nullable, and handles zod 3", () => {
@@ -114,7 +136,14 @@ describe("toGeminiTools", () => {
       type: "object",
       properties: { a: { $ref: "#/$defs/pt", description: "A point" }, n: { type: ["integer", "null"] } },
       required: ["a", "ghost"],
-      $defs: { pt: { type: "object", properties: { x: { type: "number" } }, required: ["x"], additionalProperties: false } },
+      $defs: {
+        pt: {
+          type: "object",
+          properties: { x: { type: "number" } },
+          required: ["x"],
+          additionalProperties: false,
+        },
+      },
     });
     expect(schema).toEqual({
       type: "OBJECT",
@@ -140,11 +169,16 @@ describe("toGeminiTools", () => {
 
   it("refuses what the subset cannot hold, and offers the JSON Schema field instead", () => {
     const rec = makeTool("rec", z.object({ m: z.record(z.string(), z.number()) }), () => 1);
-    expect(() => toGeminiTools([rec])).toThrow(/tool 'rec': Gemini schema: at #\/properties\/m: objects without/);
+    expect(() => toGeminiTools([rec])).toThrow(
+      /tool 'rec': Gemini schema: at #\/properties\/m: objects without/,
+    );
     const [json] = toGeminiTools([rec], { schema: "json-schema" });
     const decl = json!.functionDeclarations[0]!;
     expect(decl).not.toHaveProperty("parameters");
-    expect(decl.parametersJsonSchema).toMatchObject({ type: "object", properties: { m: { type: "object" } } });
+    expect(decl.parametersJsonSchema).toMatchObject({
+      type: "object",
+      properties: { m: { type: "object" } },
+    });
     expect(decl.parametersJsonSchema).not.toHaveProperty("$schema");
     const loop = { type: "object", properties: { t: { $ref: "#" } } };
     expect(() => toGeminiSchema(loop)).toThrow(/recursive \$ref '#'/);

@@ -1,6 +1,7 @@
 /** Plain-object RebunoTools for tests: no toolbox, no kernel, an execute that does real work. */
-import type { StandardSchemaV1 } from "../../src/standard-schema.js";
+
 import { type SchemaSource, toJsonSchema } from "../../src/schema/index.js";
+import type { StandardSchemaV1 } from "../../src/standard-schema.js";
 import type { JsonSchema, RebunoTool, ToolCallOptions } from "../../src/tool-types.js";
 
 /** Build a RebunoTool from any schema form; `calls` records every execute invocation. */

@@ -16,14 +16,25 @@ function expectStrict(schema: Record<string, unknown>): void {
   expect(schema.type).toBe("object");
   expect(schema).not.toHaveProperty("anyOf");
   for (const [path, node] of subschemas(schema)) {
-    for (const banned of ["oneOf", "allOf", "not", "if", "$schema", "minLength", "maxLength", "default", "const"]) {
+    for (const banned of [
+      "oneOf",
+      "allOf",
+      "not",
+      "if",
+      "$schema",
+      "minLength",
+      "maxLength",
+      "default",
+      "const",
+    ]) {
       expect(node, `${path} has ${banned}`).not.toHaveProperty(banned);
     }
     if (node.type === "object" || (Array.isArray(node.type) && node.type.includes("object"))) {
       expect(node.additionalProperties, path).toBe(false);
       expect(node.required, path).toEqual(Object.keys(node.properties as object));
     }
-    if (typeof node.format === "string") expect(OPENAI_STRICT_DIALECT.formats.has(node.format), path).toBe(true);
+    if (typeof node.format === "string")
+      expect(OPENAI_STRICT_DIALECT.formats.has(node.format), path).toBe(true);
   }
 }
 
@@ -53,7 +64,11 @@ describe("toOpenAIStrictSchema", () => {
     expect(p.limit!.type).toEqual(["integer", "null"]);
     // zod's nullable is already an anyOf with null; its long email regex is dropped for the format.
     expect(p.email).toEqual({ anyOf: [{ type: "string", format: "email" }, { type: "null" }] });
-    expect(p.sort).toEqual({ type: ["string", "null"], enum: ["asc", "desc", null], description: '(default: "asc")' });
+    expect(p.sort).toEqual({
+      type: ["string", "null"],
+      enum: ["asc", "desc", null],
+      description: '(default: "asc")',
+    });
     expect(p.filter!.description).toBe("Optional filter");
     expect(p.filter!.anyOf).toEqual([
       {
@@ -99,7 +114,10 @@ describe("toOpenAIStrictSchema", () => {
       definitions: {
         node: {
           type: "object",
-          properties: { value: { type: "string" }, children: { type: "array", items: { $ref: "#/definitions/node" } } },
+          properties: {
+            value: { type: "string" },
+            children: { type: "array", items: { $ref: "#/definitions/node" } },
+          },
           required: ["value"],
         },
       },
@@ -118,13 +136,20 @@ describe("toOpenAIStrictSchema", () => {
     expect(() => toOpenAIStrictSchema(z.object({ m: z.record(z.string(), z.number()) }))).toThrow(
       /at #\/properties\/m: open records/,
     );
-    expect(() => toOpenAIStrictSchema(z.object({ x: z.any() }))).toThrow(/at #\/properties\/x: accepts any JSON value/);
+    expect(() => toOpenAIStrictSchema(z.object({ x: z.any() }))).toThrow(
+      /at #\/properties\/x: accepts any JSON value/,
+    );
     expect(() => toOpenAIStrictSchema({ type: "object", properties: { o: { type: "object" } } })).toThrow(
       /free-form objects/,
     );
-    expect(() => toOpenAIStrictSchema(z.object({ t: z.tuple([z.string(), z.number()]) }))).toThrow(/'prefixItems'/);
+    expect(() => toOpenAIStrictSchema(z.object({ t: z.tuple([z.string(), z.number()]) }))).toThrow(
+      /'prefixItems'/,
+    );
     expect(() =>
-      toOpenAIStrictSchema({ type: "object", properties: { both: { allOf: [{ type: "string" }, { minLength: 1 }] } } }),
+      toOpenAIStrictSchema({
+        type: "object",
+        properties: { both: { allOf: [{ type: "string" }, { minLength: 1 }] } },
+      }),
     ).toThrow(/at #\/properties\/both: 'allOf' is not supported/);
     expect(() =>
       toOpenAIStrictSchema({ type: "object", properties: { r: { $ref: "https://example.com/s.json" } } }),
@@ -206,7 +231,13 @@ describe("stripStrictNulls", () => {
       ids: [],
     };
     const args = stripStrictNulls(canonical, fromModel);
-    expect(args).toEqual({ query: "qq", email: null, filter: { tag: "t" }, target: { kind: "user", id: "u" }, ids: [] });
+    expect(args).toEqual({
+      query: "qq",
+      email: null,
+      filter: { tag: "t" },
+      target: { kind: "user", id: "u" },
+      ids: [],
+    });
     // The result now passes the original zod schema, defaults applied.
     expect(zod4Input.parse(args)).toMatchObject({ sort: "asc", filter: { tag: "t" } });
     expect(fromModel.limit).toBeNull();

@@ -21,7 +21,14 @@ const order = {
 describe("validateJsonSchema", () => {
   it("accepts a valid value", () => {
     expect(
-      validateJsonSchema(order, { sku: "ABC-1", qty: 2, note: null, mode: "sea", lines: [{ n: 1 }], kind: 3 }),
+      validateJsonSchema(order, {
+        sku: "ABC-1",
+        qty: 2,
+        note: null,
+        mode: "sea",
+        lines: [{ n: 1 }],
+        kind: 3,
+      }),
     ).toEqual([]);
   });
 
@@ -61,13 +68,21 @@ describe("validateJsonSchema", () => {
       additionalProperties: { type: "number" },
       properties: { x: { oneOf: [{ type: "number" }, { type: "integer" }] } },
     };
-    expect(validateJsonSchema(schema, { a: 1, b: "2" })).toEqual([{ message: "expected number, got string", path: ["b"] }]);
-    expect(validateJsonSchema(schema, { x: 2 })).toEqual([{ message: "matches more than one oneOf branch", path: ["x"] }]);
+    expect(validateJsonSchema(schema, { a: 1, b: "2" })).toEqual([
+      { message: "expected number, got string", path: ["b"] },
+    ]);
+    expect(validateJsonSchema(schema, { x: 2 })).toEqual([
+      { message: "matches more than one oneOf branch", path: ["x"] },
+    ]);
     expect(validateJsonSchema(schema, { x: 2.5 })).toEqual([]);
   });
 
   it("stops on recursive references instead of overflowing the stack", () => {
-    const loop = { type: "object", $defs: { a: { $ref: "#/$defs/a" } }, properties: { v: { $ref: "#/$defs/a" } } };
+    const loop = {
+      type: "object",
+      $defs: { a: { $ref: "#/$defs/a" } },
+      properties: { v: { $ref: "#/$defs/a" } },
+    };
     const issues = validateJsonSchema(loop, { v: 1 });
     expect(issues[0]?.message).toMatch(/too deep/);
   });
@@ -89,7 +104,9 @@ describe("validateWith", () => {
 
   it("validates raw JSON Schema", async () => {
     expect(await validateWith(order, { sku: "ABC-1", qty: 1 })).toEqual({ value: { sku: "ABC-1", qty: 1 } });
-    expect((await validateWith(order, { sku: "ABC-1" })).issues).toEqual([{ message: "required", path: ["qty"] }]);
+    expect((await validateWith(order, { sku: "ABC-1" })).issues).toEqual([
+      { message: "required", path: ["qty"] },
+    ]);
   });
 });
 
@@ -97,7 +114,9 @@ describe("fromJsonSchema", () => {
   it("is a Standard Schema with the JSON Schema extension", async () => {
     const std = fromJsonSchema(order);
     expect(std["~standard"].vendor).toBe("rebuno");
-    expect(await std["~standard"].validate({ sku: "ABC-1", qty: 1 })).toEqual({ value: { sku: "ABC-1", qty: 1 } });
+    expect(await std["~standard"].validate({ sku: "ABC-1", qty: 1 })).toEqual({
+      value: { sku: "ABC-1", qty: 1 },
+    });
     expect(await std["~standard"].validate({})).toHaveProperty("issues");
     const copy = std["~standard"].jsonSchema?.input({ target: "draft-2020-12" });
     expect(copy).toEqual(order);

@@ -34,6 +34,8 @@ describe("zod 3 without zod-to-json-schema", () => {
     expect((caught as Error).message).toMatch(/install it \(npm i zod-to-json-schema\) or upgrade to zod 4/);
     // The real module is still resolvable, so the failure above came from the missing peer path.
     const actual = await vi.importActual<typeof import("node:module")>("node:module");
-    expect(typeof actual.createRequire(import.meta.url)("zod-to-json-schema").zodToJsonSchema).toBe("function");
+    expect(typeof actual.createRequire(import.meta.url)("zod-to-json-schema").zodToJsonSchema).toBe(
+      "function",
+    );
   });
 });

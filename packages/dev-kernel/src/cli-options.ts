@@ -1,0 +1,106 @@
+/**
+ * `rebuno-dev` command line and environment → {@link DevKernelOptions}. Kept apart from `cli.ts`
+ * (which has the process side effects) so it can be tested.
+ */
+import { ConfigurationError } from "@rebuno/protocol";
+import type { DevKernelOptions } from "./config.js";
+import { parseGoDuration } from "./policy/index.js";
+import { loadProvisioning } from "./provisioning.js";
+
+/** Parsed command line. */
+export interface CliOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly kernel: DevKernelOptions;
+  readonly help: boolean;
+}
+
+/** Usage text. */
+export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
+
+  --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
+  --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
+  --store    memory (default) or sqlite:PATH
+
+environment: REBUNO_BEARER_TOKEN, REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
+REBUNO_DISPATCH_TIMEOUT, REBUNO_DISPATCH_CONCURRENCY, REBUNO_APPROVAL_TIMEOUT, REBUNO_DEADLINE_TIMEOUT,
+REBUNO_CLEANUP_INTERVAL, REBUNO_RETENTION, REBUNO_JUDGE_ENDPOINT`;
+
+/** Parse `host:port` (`:8080` binds every interface; `[::1]:80` for IPv6). */
+export function parseListen(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr.trim());
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || port > 65535)
+    throw new ConfigurationError(`invalid listen address ${JSON.stringify(addr)}`);
+  const host = m[1] ?? m[2] ?? "";
+  return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+function durationMs(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  try {
+    return parseGoDuration(v);
+  } catch {
+    throw new ConfigurationError(
+      `${name}: invalid duration ${JSON.stringify(v)} (use Go syntax, e.g. 2m, 30s)`,
+    );
+  }
+}
+
+function integer(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new ConfigurationError(`${name} must be a positive integer`);
+  return Number(v);
+}
+
+/** Parse argv (without `node` and the script) and the environment. */
+export function parseCliArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): CliOptions {
+  const flags = new Map<string, string>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "-h" || arg === "--help") {
+      help = true;
+      continue;
+    }
+    const m = /^--(config|listen|store)(?:=(.*))?$/.exec(arg);
+    if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
+    flags.set(m[1]!, value);
+  }
+  const { host, port } = parseListen(flags.get("listen") ?? env.REBUNO_LISTEN_ADDR ?? "127.0.0.1:8080");
+  const storeFlag = flags.get("store") ?? "memory";
+  let store: DevKernelOptions["store"];
+  if (storeFlag === "memory") store = "memory";
+  else if (storeFlag.startsWith("sqlite:") && storeFlag.length > 7) store = { sqlite: storeFlag.slice(7) };
+  else
+    throw new ConfigurationError(`--store must be memory or sqlite:PATH, got ${JSON.stringify(storeFlag)}`);
+
+  const config = flags.get("config");
+  const provisioning = config === undefined ? undefined : loadProvisioning(config, env);
+  const leaseMs = durationMs(env, "REBUNO_DISPATCH_LEASE_TIMEOUT");
+  const kernel: DevKernelOptions = {
+    store,
+    agents: provisioning?.agents,
+    apiKeys: provisioning?.apiKeys,
+    bootstrapToken: env.REBUNO_BEARER_TOKEN || provisioning?.bootstrapToken,
+    approvalTimeoutMs: durationMs(env, "REBUNO_APPROVAL_TIMEOUT"),
+    deadlineTimeoutMs: durationMs(env, "REBUNO_DEADLINE_TIMEOUT"),
+    sweepIntervalMs: durationMs(env, "REBUNO_CLEANUP_INTERVAL"),
+    retentionMs: durationMs(env, "REBUNO_RETENTION"),
+    judgeEndpoint: env.REBUNO_JUDGE_ENDPOINT || undefined,
+    dispatch: {
+      maxAttempts: integer(env, "REBUNO_DISPATCH_MAX_ATTEMPTS"),
+      leaseTimeoutSeconds: leaseMs === undefined ? undefined : leaseMs / 1000,
+      timeoutMs: durationMs(env, "REBUNO_DISPATCH_TIMEOUT"),
+      concurrency: integer(env, "REBUNO_DISPATCH_CONCURRENCY"),
+    },
+  };
+  return { host, port, kernel, help };
+}

@@ -1,0 +1,202 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConfigurationError } from "@rebuno/protocol";
+import { type AgentProvision, type DevKernelOptions, type FetchLike, resolveConfig } from "./config.js";
+import type { KernelContext } from "./engine/context.js";
+import { Dispatcher } from "./engine/dispatcher.js";
+import { Maintenance } from "./engine/maintenance.js";
+import { PolicyCache } from "./engine/policies.js";
+import { createCoreHandler } from "./http/core.js";
+import { serveFetch } from "./http/fetch-adapter.js";
+import { createNodeListener } from "./http/node-adapter.js";
+import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
+import { createUuidV7Generator } from "./ids.js";
+import { Metrics } from "./metrics.js";
+import { createRateLimiter } from "./policy/index.js";
+import { agentExecutionRoutes } from "./routes/agent-execution.js";
+import { agentRoutes, registerAgent } from "./routes/agents.js";
+import { apiKeyRoutes, createApiKey } from "./routes/api-keys.js";
+import { approvalRoutes } from "./routes/approvals.js";
+import { executionRoutes } from "./routes/executions.js";
+import { opsRoutes } from "./routes/ops.js";
+import { resourceRoutes } from "./routes/resources.js";
+import { stepRoutes } from "./routes/steps.js";
+import { streamRoutes } from "./routes/stream.js";
+import { MemoryStore } from "./store/memory.js";
+import type { Store } from "./store/types.js";
+import { StreamBus } from "./stream-bus.js";
+
+/** Request bodies above this are refused (protocol §2: 10 MiB). */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** Options of {@link DevKernel.listen}. */
+export interface ListenOptions {
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+}
+
+/** A running dev kernel. */
+export interface DevKernel {
+  /** Base URL once {@link DevKernel.listen} resolved. */
+  readonly url: string | undefined;
+  /** The store (read it in tests; mutate only through HTTP). */
+  readonly store: Store;
+  /** Kernel counters (also served at `/metrics`). */
+  readonly metrics: Metrics;
+  /** Web handler: serve one request in process. */
+  fetch(request: Request): Promise<Response>;
+  /** Transport-neutral core (what both adapters call). */
+  handle(request: CoreRequest): Promise<CoreResponse>;
+  /** Bind a `node:http` server (default 127.0.0.1, port 0) and return its base URL. */
+  listen(options?: ListenOptions): Promise<string>;
+  /** Register or update an agent (compiles `policy` first; throws on an invalid bundle). */
+  registerAgent(agent: AgentProvision): void;
+  /**
+   * Run background work now: reap expired leases, sweep (approval expiry, deadlines, subagent
+   * repair, retention), run a delivery pass, and wait for the deliveries it started. Lets tests
+   * with a fake clock drive time deterministically.
+   */
+  tick(): Promise<void>;
+  /** Stop accepting work, wait for deliveries and requests in flight, end streams, close the store. */
+  close(): Promise<void>;
+}
+
+/** Open the configured store; the SQLite module (and its native addon) loads only when asked for. */
+async function openStore(option: DevKernelOptions["store"]): Promise<Store> {
+  if (option === undefined || option === "memory") return new MemoryStore();
+  if ("sqlite" in option) {
+    const { SqliteStore } = await import("./store/sqlite.js");
+    return new SqliteStore(option.sqlite);
+  }
+  return option;
+}
+
+class RunningKernel implements DevKernel {
+  url: string | undefined;
+  private server: Server | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly ctx: KernelContext,
+    private readonly core: CoreHandler,
+    private readonly dispatcher: Dispatcher,
+    private readonly maintenance: Maintenance,
+  ) {}
+
+  get store(): Store {
+    return this.ctx.store;
+  }
+
+  get metrics(): Metrics {
+    return this.ctx.metrics;
+  }
+
+  fetch(request: Request): Promise<Response> {
+    return serveFetch(this.core, request, MAX_BODY_BYTES);
+  }
+
+  handle(request: CoreRequest): Promise<CoreResponse> {
+    return this.core(request);
+  }
+
+  async listen(options: ListenOptions = {}): Promise<string> {
+    if (this.server !== undefined) throw new ConfigurationError("the dev kernel is already listening");
+    const host = options.host ?? "127.0.0.1";
+    const server = createServer(
+      { keepAliveTimeout: 5_000 },
+      createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
+    );
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    this.url = `http://${shownHost}:${address.port}`;
+    return this.url;
+  }
+
+  registerAgent(agent: AgentProvision): void {
+    registerAgent(this.ctx, agent);
+  }
+
+  async tick(): Promise<void> {
+    this.maintenance.runOnce();
+    this.dispatcher.pass();
+    await this.dispatcher.idle();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.maintenance.stop();
+    await this.dispatcher.stop();
+    for (const [end, stop] of [...this.ctx.openStreams]) {
+      stop();
+      end();
+    }
+    const server = this.server;
+    if (server !== undefined) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive sockets would otherwise hold close() until their timeout.
+        server.closeIdleConnections();
+      });
+    }
+    this.ctx.store.close();
+  }
+}
+
+/**
+ * Start a dev kernel: open the store, provision agents and API keys, start the delivery loop and
+ * the lifecycle timers. Call `close()` when done.
+ */
+export async function startDevKernel(options: DevKernelOptions = {}): Promise<DevKernel> {
+  const config = resolveConfig(options);
+  const clock = options.clock ?? Date.now;
+  const store = await openStore(options.store);
+  const onError =
+    options.onError ??
+    ((err: unknown, where: string) => {
+      console.error(`rebuno-dev: ${where}:`, err);
+    });
+  let dispatcher: Dispatcher | undefined;
+  const ctx: KernelContext = {
+    store,
+    clock,
+    newId: options.idGenerator ?? createUuidV7Generator(clock),
+    config,
+    policies: new PolicyCache(config.judgeEndpoint),
+    limiter: createRateLimiter(clock),
+    bus: new StreamBus(),
+    metrics: new Metrics(),
+    openStreams: new Map(),
+    fetch: options.dispatch?.fetch ?? (((request: Request) => globalThis.fetch(request)) satisfies FetchLike),
+    replicaId: `rebuno-dev-${randomUUID().slice(0, 8)}`,
+    wakeDispatcher: () => dispatcher?.wake(),
+    reportError: onError,
+  };
+  for (const agent of options.agents ?? []) registerAgent(ctx, agent);
+  for (const key of options.apiKeys ?? []) createApiKey(ctx, key);
+  dispatcher = new Dispatcher(ctx);
+  const maintenance = new Maintenance(ctx, dispatcher);
+  const core = createCoreHandler(ctx, [
+    ...opsRoutes,
+    ...executionRoutes,
+    ...stepRoutes,
+    ...agentExecutionRoutes,
+    ...streamRoutes,
+    ...resourceRoutes,
+    ...approvalRoutes,
+    ...agentRoutes,
+    ...apiKeyRoutes,
+  ]);
+  maintenance.start();
+  dispatcher.start();
+  return new RunningKernel(ctx, core, dispatcher, maintenance);
+}
