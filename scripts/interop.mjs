@@ -34,30 +34,26 @@ if (!existsSync(PYTHON))
   fail(`missing ${path.relative(ROOT, PYTHON)}: run \`bash interop/python/setup.sh\` first`);
 
 const scenarioDir = path.join(ROOT, "interop/scenarios");
-const scenarios = [];
+const everyScenario = [];
 for (const file of readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".mjs"))
   .sort()) {
   const mod = await import(pathToFileURL(path.join(scenarioDir, file)).href);
-  for (const s of mod.default) {
-    const id = `${file.replace(/\.mjs$/, "")}: ${s.name}`;
-    if (filters.length && !filters.some((f) => id.includes(f))) continue;
-    scenarios.push({ ...s, id, file });
-  }
+  for (const s of mod.default)
+    everyScenario.push({ ...s, id: `${file.replace(/\.mjs$/, "")}: ${s.name}`, file });
 }
-if (!scenarios.length) fail(`no scenario matches ${filters.join(" ")}`);
 
-// With a real kernel and no admin token the user provisions the agents; ports and secrets are fixed.
-if (external && !external.apiKey) {
+// With a real kernel and no admin token the user provisions the agents: ports (assigned over every
+// scenario in file order, so a filtered run matches the printed YAML) and secrets are fixed.
+const fixedPorts =
+  Boolean(process.env.INTEROP_PRINT_PROVISIONING) || (external !== undefined && !external.apiKey);
+if (fixedPorts) {
   let next = portBase || 5100;
-  for (const s of scenarios)
+  for (const s of everyScenario)
     for (const a of s.agents) Object.assign(a, { port: next++, secret: `${a.id}-secret` });
 }
 if (process.env.INTEROP_PRINT_PROVISIONING) {
-  let next = portBase || 5100;
-  const all = scenarios.flatMap((s) =>
-    s.agents.map((a) => ({ ...a, port: a.port ?? next++, secret: a.secret ?? `${a.id}-secret` })),
-  );
+  const all = everyScenario.flatMap((s) => s.agents);
   const yaml = provisioningYaml(all.map((a) => ({ ...a, webhookUrl: `http://127.0.0.1:${a.port}/webhook` })));
   mkdirSync(OUT_DIR, { recursive: true });
   writeFileSync(path.join(OUT_DIR, "provisioning.yaml"), yaml);
@@ -67,6 +63,9 @@ if (process.env.INTEROP_PRINT_PROVISIONING) {
   );
   process.exit(0);
 }
+
+const scenarios = everyScenario.filter((s) => !filters.length || filters.some((f) => s.id.includes(f)));
+if (!scenarios.length) fail(`no scenario matches ${filters.join(" ")}`);
 
 let packages;
 try {

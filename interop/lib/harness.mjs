@@ -72,7 +72,7 @@ export async function waitFor(fn, { timeoutMs = 20_000, intervalMs = 100, what =
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
-export async function waitForStatus(client, id, wanted, { timeoutMs = 30_000 } = {}) {
+export async function waitForStatus(client, id, wanted, { timeoutMs = 60_000 } = {}) {
   const want = new Set([wanted].flat());
   let ex;
   await waitFor(
@@ -240,6 +240,13 @@ export class World {
 
   /** Starts (or restarts) an agent process; resolves once its port accepts connections. */
   async startAgent(id, extraEnv = {}) {
+    const proc = this.spawnAgent(id, extraEnv);
+    await waitForPort(this.agent(id).port, { proc, timeoutMs: 30_000 });
+    return proc;
+  }
+
+  /** Spawns an agent process without waiting for its port (a standby that binds later). */
+  spawnAgent(id, extraEnv = {}) {
     const a = this.agent(id);
     const env = {
       ...process.env,
@@ -286,7 +293,6 @@ export class World {
     this.procs.push(proc);
     a.proc = proc;
     a.logPath = logPath;
-    await waitForPort(a.port, { proc, timeoutMs: 30_000 });
     return proc;
   }
 

@@ -480,6 +480,12 @@ def main() -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     agent = Agent(args.agent_id, description=args.description)
+    # A standby process (crash scenario) imports everything first, then binds once told to.
+    go = os.environ.get("INTEROP_WAIT_FOR")
+    if go:
+        Path(go + ".ready").write_text(f"{os.getpid()}\n")
+        while not Path(go).exists():
+            time.sleep(0.02)
     agent.run(KINDS[args.kind], host="127.0.0.1", port=args.port)
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     .venv/bin/python pyclient.py inspect <execution_id>...   # parse everything the Python models read
     .venv/bin/python pyclient.py deny <approval_id>          # deny exactly as the SDK sends it
     .venv/bin/python pyclient.py grant <approval_id> [--by NAME] [--rationale TEXT]
+    .venv/bin/python pyclient.py cancel <execution_id>
     .venv/bin/python pyclient.py create <agent_id> <input-json> [--session S] [--on-behalf-of SUBJECT]
 
 Prints one JSON document on stdout. Exit status 1 (with the error on stderr) when the SDK raises,
@@ -66,6 +67,8 @@ async def main() -> int:
     g.add_argument("approval_id")
     g.add_argument("--by", default="")
     g.add_argument("--rationale", default="")
+    x = sub.add_parser("cancel")
+    x.add_argument("execution_id")
     c = sub.add_parser("create")
     c.add_argument("agent_id")
     c.add_argument("input")
@@ -78,6 +81,9 @@ async def main() -> int:
         elif args.cmd == "deny":
             await client.deny_approval(args.approval_id)  # sends {"rationale": ""}, no decided_by
             out = {"denied": args.approval_id}
+        elif args.cmd == "cancel":
+            await client.cancel(args.execution_id)
+            out = {"cancelled": args.execution_id}
         elif args.cmd == "create":
             ex = await client.create(
                 args.agent_id, json.loads(args.input), session=args.session, on_behalf_of=args.on_behalf_of

@@ -64,7 +64,7 @@ export default [
       { id: "ts-parent", kind: "parent", lang: "ts", env: { CHILD_AGENT_ID: "py-kid" } },
       { id: "py-kid", kind: "child" },
     ],
-    timeoutMs: 90_000,
+    timeoutMs: 180_000,
     async run(w) {
       await Promise.all([w.startAgent("ts-parent"), w.startAgent("py-kid")]);
       const { kids } = await check(w, "ts-parent", "py-kid", "delegate_fail: subagent_failed");
@@ -78,7 +78,7 @@ export default [
       { id: "py-boss", kind: "parent", env: { CHILD_AGENT_ID: "ts-kid" } },
       { id: "ts-kid", kind: "child", lang: "ts" },
     ],
-    timeoutMs: 90_000,
+    timeoutMs: 180_000,
     async run(w) {
       await Promise.all([w.startAgent("py-boss"), w.startAgent("ts-kid")]);
       const { kids } = await check(w, "py-boss", "ts-kid", "delegate_fail: subagent_failed");

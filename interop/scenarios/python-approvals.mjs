@@ -37,7 +37,7 @@ export default [
   {
     name: "python approvals: blocked → grant via our Client → resume; deny via official Python Client",
     agents: [{ id: "py-approval", kind: "approval", policy: POLICY }],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w, { protocol }) {
       await w.startAgent("py-approval");
 

@@ -1,9 +1,10 @@
 // Leases: an at_most_once tool whose agent process is SIGKILLed mid-body is redelivered and the
 // official SDK raises the indeterminate ToolError; a tool longer than the lease survives on heartbeats.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { allEvents, plain, waitFor, waitForStatus } from "../lib/harness.mjs";
+import { allEvents, plain, waitFor, waitForPort, waitForStatus } from "../lib/harness.mjs";
 
 const INDETERMINATE =
   "outcome unknown: this may already have taken effect. Check the state before continuing.";
@@ -13,20 +14,31 @@ export default [
   {
     name: "python at_most_once + crash: SIGKILL mid-tool, redelivery → indeterminate ToolError, retry denied",
     agents: [{ id: "py-crash", kind: "crash", leaseTimeoutSeconds: 10 }],
-    timeoutMs: 90_000,
+    timeoutMs: 180_000,
     async run(w) {
       const marker = path.join(w.dir, "charge-started");
       rmSync(marker, { force: true });
       await w.startAgent("py-crash", { INTEROP_MARKER: marker });
       const created = await w.client.create("py-crash", { amount: 42 });
       await waitFor(() => existsSync(marker), { timeoutMs: 20_000, what: "charge_card body to start" });
-      const firstPid = Number(readFileSync(marker, "utf8").trim());
-      assert.equal(firstPid, w.agent("py-crash").proc.pid);
+      const first = w.agent("py-crash").proc;
+      assert.equal(Number(readFileSync(marker, "utf8").trim()), first.pid);
+      // A standby process imports the SDK now and binds the same port once the first one is dead, so
+      // a loaded machine's slow Python start-up does not stretch the outage.
+      const go = path.join(w.dir, "standby-go");
+      rmSync(go, { force: true });
+      const standby = w.spawnAgent("py-crash", { INTEROP_MARKER: marker, INTEROP_WAIT_FOR: go });
+      await waitFor(() => existsSync(`${go}.ready`), {
+        timeoutMs: 60_000,
+        what: "the standby agent to finish importing",
+      });
       const killedAt = Date.now();
-      await w.killAgent("py-crash", "SIGKILL");
+      assert.equal(first.kill("SIGKILL"), true);
+      await once(first, "exit");
       rmSync(marker, { force: true });
+      writeFileSync(go, "go\n");
       // Same port, fresh process: nothing of the first attempt survives in memory.
-      await w.startAgent("py-crash", { INTEROP_MARKER: marker });
+      await waitForPort(w.agent("py-crash").port, { proc: standby, timeoutMs: 30_000 });
 
       const ex = await waitForStatus(w.client, created.id, "completed", { timeoutMs: 60_000 });
       const redeliveredAfterMs = Date.now() - killedAt;
@@ -37,7 +49,11 @@ export default [
       assert.equal(out.retry, `charge_card not allowed. reason: [policy_denied] ${RETRY_REFUSED} (HTTP 403)`);
       assert.equal(out.refund, "refunded 42");
       assert.deepEqual(out.calls, { refund_card: 1 }, "second process ran only refund_card");
-      assert.equal(out.lease.attempt, 2, "the reclaimed dispatch is redelivered as attempt 2");
+      // Normally attempt 2; on a loaded machine a delivery may hit the port before the standby binds.
+      assert.ok(
+        out.lease.attempt >= 2 && out.lease.attempt <= 4,
+        `redelivered as attempt ${out.lease.attempt}`,
+      );
 
       const steps = await w.client.listSteps(ex.id);
       const charges = steps
@@ -55,7 +71,15 @@ export default [
       const acked = events.filter((e) => e.type === "dispatch.acked");
       assert.deepEqual(
         acked.map((e) => e.payload.attempt),
-        [1, 2],
+        [1, out.lease.attempt],
+      );
+      const failedDeliveries = events
+        .filter((e) => e.type === "dispatch.failed")
+        .map((e) => e.payload.attempt);
+      assert.deepEqual(
+        failedDeliveries,
+        Array.from({ length: out.lease.attempt - 2 }, (_, i) => i + 2),
+        "only deliveries to the dead port may fail",
       );
       assert.equal(
         acked[0].payload.dispatch_id,
@@ -75,7 +99,7 @@ export default [
   {
     name: "python heartbeats: a 14 s tool under a 10 s lease keeps attempt 1",
     agents: [{ id: "py-slow", kind: "slow", leaseTimeoutSeconds: 10 }],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w) {
       await w.startAgent("py-slow");
       const started = Date.now();
@@ -116,7 +140,7 @@ export default [
   {
     name: "python lease expiry on a live process: starved heartbeats → reclaim → attempt 2 supersedes attempt 1",
     agents: [{ id: "py-starve", kind: "starve", leaseTimeoutSeconds: 10 }],
-    timeoutMs: 75_000,
+    timeoutMs: 150_000,
     async run(w) {
       const marker = path.join(w.dir, "starved");
       rmSync(marker, { force: true });

@@ -15,7 +15,7 @@ export default [
       // Never started: exists only so its (valid) signature can touch py-probe's execution.
       { id: "py-probe-other", kind: "probe" },
     ],
-    timeoutMs: 40_000,
+    timeoutMs: 90_000,
     async run(w) {
       const other = w.agent("py-probe-other");
       w.agent("py-probe").env = { PROBE_OTHER_ID: other.id, PROBE_OTHER_SECRET: other.secret };

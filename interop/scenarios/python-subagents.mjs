@@ -20,7 +20,7 @@ export default [
       { id: "py-parent", kind: "parent", env: { CHILD_AGENT_ID: "py-child" } },
       { id: "py-child", kind: "child" },
     ],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w) {
       await Promise.all([w.startAgent("py-parent"), w.startAgent("py-child")]);
       const created = await w.client.create("py-parent", { topics: ["alpha", "beta"] });
@@ -85,7 +85,7 @@ export default [
       { id: "py-parent-s", kind: "parent", env: { CHILD_AGENT_ID: "py-child-s" } },
       { id: "py-child-s", kind: "child" },
     ],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w) {
       await Promise.all([w.startAgent("py-parent-s"), w.startAgent("py-child-s")]);
       const created = await w.client.create("py-parent-s", {
@@ -115,7 +115,7 @@ export default [
   {
     name: "python sessions: Result(state) + previous(), pending queueing, parent_execution_id branch, output fallback",
     agents: [{ id: "py-session", kind: "session" }],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w) {
       await w.startAgent("py-session");
       const session = `chat-${w.runId}`;

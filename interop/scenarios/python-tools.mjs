@@ -15,7 +15,7 @@ export default [
   {
     name: "python tools: @tool forms, wrap_tool, step(), denied string, failing tool, step identity",
     agents: [{ id: "py-tools", kind: "tools", policy: POLICY }],
-    timeoutMs: 60_000,
+    timeoutMs: 120_000,
     async run(w, { protocol }) {
       await w.startAgent("py-tools");
       const created = await w.client.create("py-tools", { text: "hello", n: 5 });
@@ -169,7 +169,7 @@ export default [
     agents: [
       { id: "py-meta", kind: "tools", policy: POLICY, args: ["--description", "interop tools agent"] },
     ],
-    timeoutMs: 40_000,
+    timeoutMs: 90_000,
     async run(w) {
       await w.startAgent("py-meta");
       const created = await w.client.create("py-meta", { text: "x", n: 1 });

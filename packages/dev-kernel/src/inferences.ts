@@ -2,6 +2,18 @@
  * Every place where protocol.md marks behaviour as [INFERENCE] (section 16) — or where this
  * project deliberately differs from the production kernel — is decided here, so changing a guess
  * is a one-line edit. Each constant names the open question it answers.
+ *
+ * Inferences that are structure rather than a value (kept in code, listed here so they are found):
+ * - §16.16/§16.26: reads of an unknown execution (events, steps, stream) answer 404.
+ * - §16.25: new-step checks run policy match → token budget → judge → rate limit → record
+ *   (`engine/decide.ts`).
+ * - §16.13: `GET /v0/api-keys` answers a bare array of key metadata; `POST /policies/{id}/test`
+ *   answers `{results: [{name?, execution_id?, kind, target, decision, rule_id, reason?, expect?,
+ *   expect_rule?, matched}], mismatches, policy_hash?}` (`routes/agents.ts`).
+ * - Create with `parent_execution_id`: unknown → 404, another agent's → 400, not completed → 409,
+ *   a `session` that already has executions → 409 (`engine/executions.ts`).
+ * - Resources: `covered` = an open checkpoint exists; `duplicate_capture` = the key twice in one
+ *   request or a checkpoint already recorded for that generation (`engine/resources.ts`).
  */
 
 import type { StepStatus } from "./store/types.js";
@@ -35,7 +47,10 @@ export function judgeUnavailableReason(ruleReason: string | undefined): string {
  */
 export const RATE_LIMITED_EVENT_HAS_STEP_ID = true;
 
-/** §16.8: a rate-limit park happens at most once per execution lifetime (not per dispatch). */
+/**
+ * §16.8: a rate-limit park happens at most once per execution lifetime. `false` lets every new
+ * dispatch park again (a park retires the dispatch, so that is "once per dispatch").
+ */
 export const RATE_LIMIT_PARK_ONCE_PER_EXECUTION = true;
 
 /**
@@ -61,9 +76,6 @@ export const STREAM_LEASE_CHECK: "current_when_present" | "none" = "current_when
 
 /** §16.15: `every_steps: 0` disables checkpointing (docs), instead of being coerced to 1. */
 export const EVERY_STEPS_ZERO_DISABLES = true;
-
-/** §16.16 / §16.26: reads of an unknown execution (events, steps, stream) answer 404. */
-export const UNKNOWN_EXECUTION_READS_404 = true;
 
 /** §16.17: headers of a webhook delivery besides `Content-Type` and `Rebuno-Signature`. */
 export const WEBHOOK_EXTRA_HEADERS: readonly ("execution_id" | "lease")[] = ["execution_id"];
@@ -92,15 +104,6 @@ export const OUTCOME_CONFLICT_STATUSES: ReadonlySet<StepStatus> = new Set([
   "proposed",
   "allowed",
 ]);
-
-/**
- * §16.25: order of the checks after the policy match for a new step. Documented here; the code in
- * `engine/decide.ts` follows it: policy match → token budget → judge → rate limit → record.
- */
-export const NEW_STEP_CHECK_ORDER = ["policy", "budget", "judge", "rate_limit", "record"] as const;
-
-/** §16.13: `GET /v0/api-keys` answers a bare JSON array of key metadata (no token). */
-export const API_KEY_LIST_IS_ARRAY = true;
 
 /**
  * Project decision (differs from protocol §2, which says 400): a request body over the limit is

@@ -19,6 +19,7 @@ import { agentRoutes, registerAgent } from "./routes/agents.js";
 import { apiKeyRoutes, createApiKey } from "./routes/api-keys.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { executionRoutes } from "./routes/executions.js";
+import { forkRoutes } from "./routes/forks.js";
 import { opsRoutes } from "./routes/ops.js";
 import { resourceRoutes } from "./routes/resources.js";
 import { stepRoutes } from "./routes/steps.js";
@@ -135,19 +136,21 @@ class RunningKernel implements DevKernel {
     if (this.closed) return;
     this.closed = true;
     this.maintenance.stop();
+    // Stop accepting connections first; requests already being served finish.
+    const server = this.server;
+    const serverClosed =
+      server === undefined
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => server.close(() => resolve()));
+    // Idle keep-alive sockets would otherwise hold close() until their timeout.
+    server?.closeIdleConnections();
     await this.dispatcher.stop();
+    // Open SSE responses never end by themselves.
     for (const [end, stop] of [...this.ctx.openStreams]) {
       stop();
       end();
     }
-    const server = this.server;
-    if (server !== undefined) {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Idle keep-alive sockets would otherwise hold close() until their timeout.
-        server.closeIdleConnections();
-      });
-    }
+    await serverClosed;
     this.ctx.store.close();
   }
 }
@@ -192,6 +195,7 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
     ...agentExecutionRoutes,
     ...streamRoutes,
     ...resourceRoutes,
+    ...forkRoutes,
     ...approvalRoutes,
     ...agentRoutes,
     ...apiKeyRoutes,

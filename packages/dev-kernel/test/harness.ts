@@ -66,6 +66,7 @@ export class Harness {
   webhookStatus = 200;
   private waiters: (() => void)[] = [];
   private gate: Promise<void> | undefined;
+  private readonly problems: string[] = [];
   kernel!: DevKernel;
   private readonly secrets = new Map<string, string>();
 
@@ -95,9 +96,16 @@ export class Harness {
     if (this.gate !== undefined) await this.gate;
     const agentId = new URL(req.url).pathname.slice(1);
     const secret = this.secrets.get(agentId) ?? "";
-    expect(verifyWebhookSignature(secret, text, req.headers.get("rebuno-signature"))).toBe(true);
     const w = JSON.parse(text) as Webhook;
-    expect(req.headers.get("rebuno-execution-id")).toBe(w.execution_id);
+    // Assertions here would be swallowed by the dispatcher (a throwing fetch is a failed
+    // delivery), so problems are collected and asserted in close().
+    if (!verifyWebhookSignature(secret, text, req.headers.get("rebuno-signature"))) {
+      this.problems.push(`bad webhook signature for ${agentId}`);
+      return new Response(null, { status: 401 });
+    }
+    if (req.headers.get("rebuno-execution-id") !== w.execution_id) {
+      this.problems.push("Rebuno-Execution-Id header does not match the body");
+    }
     this.webhooks.push(w);
     for (const wake of this.waiters.splice(0)) wake();
     return new Response(null, { status: this.webhookStatus });
@@ -156,6 +164,7 @@ export class Harness {
 
   async close(): Promise<void> {
     await this.kernel.close();
+    expect(this.problems).toEqual([]);
   }
 
   /** A bearer/anonymous client request. */

@@ -195,10 +195,20 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
   const effects = new Map<number, number>();
   const effect = (i: number) => effects.set(i, (effects.get(i) ?? 0) + 1);
   const submit = (w: Webhook, i: number) =>
-    agent("POST", `/v0/executions/${w.execution_id}/steps`, w, `{"kind":"tool_call","target":"charge","args":${argsText(i)}}`);
+    agent(
+      "POST",
+      `/v0/executions/${w.execution_id}/steps`,
+      w,
+      `{"kind":"tool_call","target":"charge","args":${argsText(i)}}`,
+    );
 
   kernel = await startKernel();
-  const created = await send("POST", "/v0/executions", { "content-type": "application/json" }, '{"agent_id":"worker","input":{"n":3}}');
+  const created = await send(
+    "POST",
+    "/v0/executions",
+    { "content-type": "application/json" },
+    '{"agent_id":"worker","input":{"n":3}}',
+  );
   expect(created.status).toBe(201);
   const id: string = created.body.id;
   const w1 = await webhook(0, 5000);
@@ -210,7 +220,12 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
     const d = await submit(w1, i);
     expect(d.body).toMatchObject({ decision: "proceed" });
     effect(i);
-    const c = await agent("POST", `/v0/executions/${id}/steps/${d.body.step_id}/complete`, w1, `{"result":${resultText(i)}}`);
+    const c = await agent(
+      "POST",
+      `/v0/executions/${id}/steps/${d.body.step_id}/complete`,
+      w1,
+      `{"result":${resultText(i)}}`,
+    );
     expect(c.status).toBe(200);
     stepIds.push(d.body.step_id);
   }
@@ -260,7 +275,12 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
   const retried = await submit(w2, 2);
   expect(retried.body).toMatchObject({ decision: "proceed", step_id: stepIds[2] });
   effect(2);
-  const done = await agent("POST", `/v0/executions/${id}/steps/${stepIds[2]}/complete`, w2, `{"result":${resultText(2)}}`);
+  const done = await agent(
+    "POST",
+    `/v0/executions/${id}/steps/${stepIds[2]}/complete`,
+    w2,
+    `{"result":${resultText(2)}}`,
+  );
   expect(done.body).toEqual({ decision: "recorded" });
   const completed = await agent("POST", `/v0/executions/${id}/complete`, w2, '{"output":{"charged":3}}');
   expect(completed.status).toBe(204);

@@ -168,4 +168,20 @@ describe.each(stores)("subagents ($name store)", (store) => {
     const childCancelled = (await h.events(child.id)).find((e) => e.type === "execution.cancelled");
     expect(childCancelled.payload.reason).toBe("parent_agent_terminal");
   });
+
+  test("the repair sweep settles a child whose settlement was interrupted", async () => {
+    h = await Harness.start(store);
+    const p = await parentWithStep();
+    const child = await h.create("beta", { spawned_by: { execution_id: p.id, step_id: p.stepId } });
+    await h.agent("POST", `/v0/executions/${p.id}/suspend`, { lease: p.lease });
+    // Simulate a crash between the child's terminal transition and the parent's settlement: the
+    // child row is terminal but the parent step still executes (the kernel never commits this
+    // state itself — both happen in one transaction).
+    const row = h.kernel.store.getExecution(child.id)!;
+    h.kernel.store.updateExecution({ ...row, status: "completed", outputJson: '{"late":true}' });
+    await h.kernel.tick();
+    const step = await h.client("GET", `/v0/executions/${p.id}/steps/${p.stepId}`);
+    expect(step.body).toMatchObject({ status: "succeeded", result: { late: true } });
+    expect((await h.execution(p.id)).status).toBe("running");
+  });
 });

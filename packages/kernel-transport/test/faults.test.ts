@@ -34,6 +34,7 @@ afterEach(() => kernel.close());
 
 const SUBMIT = { kind: "tool_call", target: "charge", args: { cents: 1 } } as const;
 const FAST_RETRY = { attempts: 3, baseMs: 5, maxMs: 20 };
+const SHORT = { timeoutMs: 300 };
 
 /** First `n` requests to a target get `fault`, later ones the default answer. */
 const firstN = (n: number, fault: Action) => (info: RouteInfo) => (info.nth <= n ? fault : undefined);
@@ -58,7 +59,7 @@ describe.each(["undici", "fetch"] as const)("over %s", (engine) => {
       agentId: AGENT,
       secret: SECRET,
       logger,
-      timeoutMs: 300,
+      timeoutMs: 5_000, // generous for a busy CI box; timeout tests pass a short per-call timeout
       retry: FAST_RETRY,
       clock: tickingClock(),
       ...(engine === "fetch" ? { fetch: (r: Request) => fetch(r) } : {}),
@@ -69,7 +70,7 @@ describe.each(["undici", "fetch"] as const)("over %s", (engine) => {
   describe("submitStep is never re-sent after an ambiguous failure", () => {
     it.each(AMBIGUOUS)("%s → SubmissionOutcomeUnknown, exactly one request", async (_, fault) => {
       route = firstN(1, fault);
-      const err = await t.submitStep(EXEC_ID, LEASE, SUBMIT).catch((e: unknown) => e);
+      const err = await t.submitStep(EXEC_ID, LEASE, SUBMIT, SHORT).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SubmissionOutcomeUnknown);
       expect(err).toMatchObject({
         retryable: false,
@@ -129,7 +130,7 @@ describe.each(["undici", "fetch"] as const)("over %s", (engine) => {
 
   it("completeStep after a timeout is re-sent and succeeds", async () => {
     route = firstN(1, { hang: true });
-    await expect(t.completeStep(EXEC_ID, LEASE, STEP_ID, { result: 1 })).resolves.toEqual({
+    await expect(t.completeStep(EXEC_ID, LEASE, STEP_ID, { result: 1 }, SHORT)).resolves.toEqual({
       decision: "recorded",
     });
     expect(kernel.count("POST", "/complete")).toBe(2);
@@ -145,7 +146,7 @@ describe.each(["undici", "fetch"] as const)("over %s", (engine) => {
   it("times out a slow answer with TimeoutError (and retries reads)", async () => {
     route = () => ({ delayMs: 20_000, next: { status: 200, json: {} } });
     const started = Date.now();
-    await expect(t.getExecution(EXEC_ID)).rejects.toBeInstanceOf(TimeoutError);
+    await expect(t.getExecution(EXEC_ID, SHORT)).rejects.toBeInstanceOf(TimeoutError);
     // 3 attempts × 300 ms; undici's timers tick at up to ~1 s granularity.
     expect(Date.now() - started).toBeLessThan(6_000);
     expect(kernel.count("GET", EXEC_ID)).toBe(3);

@@ -27,7 +27,6 @@ describe.each(["undici", "fetch"] as const)("HttpCore over %s", (engine) => {
       baseUrl: `${kernel.url}/api`,
       headers: { authorization: "Bearer sk-test" },
       userAgent: "rebuno-client/1.0.0",
-      timeoutMs: 300,
       retry: { attempts: 3, baseMs: 1, maxMs: 5 },
       logger: memoryLogger(),
       ...(engine === "fetch" ? { fetch: (r: Request) => fetch(r) } : {}),
@@ -83,7 +82,9 @@ describe.each(["undici", "fetch"] as const)("HttpCore over %s", (engine) => {
 
   it("reports a timeout as TimeoutError with the attempt timeout", async () => {
     route = () => ({ hang: true });
-    const err = await core.request({ method: "POST", path: "/slow" }).catch((e: unknown) => e);
+    const err = await core
+      .request({ method: "POST", path: "/slow", timeoutMs: 300 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as Error).message).toMatch(/POST \/api\/slow timed out after 300 ms/);
   });

@@ -82,12 +82,10 @@ export {
   wrapMcpTools,
 } from "./mcp/index.js";
 export { METADATA_SYMBOL } from "./polyfill.js";
-export { type CallBody, runCall } from "./runtime/call.js";
 export {
   ExecutionContext,
   type ExecutionContextInit,
   execution,
-  type Frame,
   previous,
 } from "./runtime/context.js";
 export type {

@@ -5,6 +5,7 @@
 
 import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
+import { webhookSignature } from "@rebuno/protocol";
 import { Agent, execution, Toolbox, tool } from "@rebuno/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 
@@ -81,6 +82,16 @@ describe("webhook delivery", () => {
     );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "duplicate" });
+    // A (forged-late) newer attempt for the now-completed execution is accepted but skipped (F41).
+    const newer = JSON.stringify({ ...JSON.parse(late?.body ?? "{}"), dispatch_attempt: 99 });
+    const skipped = await agent.fetch(
+      new Request("http://agent.test/webhook", {
+        method: "POST",
+        headers: { "content-type": "application/json", "rebuno-signature": webhookSignature(SECRET, newer) },
+        body: newer,
+      }),
+    );
+    expect(await skipped.json()).toEqual({ status: "accepted" });
     await agent.join();
     expect(handlerRuns).toBe(1);
     expect(bodyRuns).toBe(1);

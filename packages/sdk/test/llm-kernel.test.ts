@@ -27,19 +27,23 @@ async function provider(_input: unknown, init?: RequestInit): Promise<Response> 
   const body = JSON.parse(String(init?.body)) as { model: string; stream?: boolean; prompt: string };
   providerCalls.push(body);
   if (body.stream) {
-    const events = ["data: {\"delta\":\"Hel\"}\n\n", "data: {\"delta\":\"lo\"}\n\n", "data: [DONE]\n\n"];
+    const events = ['data: {"delta":"Hel"}\n\n', 'data: {"delta":"lo"}\n\n', "data: [DONE]\n\n"];
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const e of events) controller.enqueue(new TextEncoder().encode(e));
         controller.close();
       },
     });
-    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8" } });
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8" },
+    });
   }
   if (body.prompt === "overloaded") return Response.json({ error: "overloaded" }, { status: 529 });
   return Response.json({ text: `echo ${body.prompt}`, usage: { input_tokens: 3, output_tokens: 2 } });
 }
 
+// #region llm-fetch
 const llm = createRebunoFetch({ fetch: provider as typeof fetch });
 
 async function complete(prompt: string, stream = false): Promise<string> {
@@ -51,6 +55,7 @@ async function complete(prompt: string, stream = false): Promise<string> {
   if (res.status === 403 || res.status === 429) raiseForRefusal(new Error(await res.text()));
   return stream ? res.text() : JSON.stringify({ status: res.status, body: await res.json() });
 }
+// #endregion
 
 class Gate extends Toolbox {
   @tool async approve(args: { what: string }) {
@@ -73,7 +78,10 @@ rules:
 describe("rebunoFetch", () => {
   it("passes through outside an execution", async () => {
     providerCalls.length = 0;
-    expect(JSON.parse(await complete("hi"))).toEqual({ status: 200, body: { text: "echo hi", usage: expect.any(Object) } });
+    expect(JSON.parse(await complete("hi"))).toEqual({
+      status: 200,
+      body: { text: "echo hi", usage: expect.any(Object) },
+    });
     expect(providerCalls).toHaveLength(1);
   });
 
@@ -120,6 +128,7 @@ describe("rebunoFetch", () => {
   });
 
   it("answers a denial with a rebuno_refusal response that raiseForRefusal maps to PolicyError", async () => {
+    const mapped: unknown[] = [];
     const big = (options: AgentOptions) =>
       new Agent(
         "big",
@@ -132,7 +141,8 @@ describe("rebunoFetch", () => {
           try {
             raiseForRefusal(new Error(text));
           } catch (err) {
-            return { status: res.status, policy: PolicyError.isInstance(err), reason: (err as PolicyError).reason };
+            mapped.push(res.status, PolicyError.isInstance(err), (err as PolicyError).reason);
+            return "handled";
           }
           return "not refused";
         },
@@ -145,5 +155,6 @@ describe("rebunoFetch", () => {
     expect(done.status).toBe("failed");
     expect(done.failureReason).toBe("policy_denied: too expensive");
     expect(providerCalls).toHaveLength(0);
+    expect(mapped).toEqual([403, true, "too expensive"]);
   });
 });

@@ -73,10 +73,14 @@ export class ScriptedKernelPort implements KernelPort {
   readonly failed: RecordedOutcome[] = [];
   readonly children: CreatedChild[] = [];
   readonly checkpoints: CaptureSet[] = [];
+  /** Live stream deltas published by LLM calls, in order. */
+  readonly deltas: { readonly stepId: string; readonly seq: number; readonly data: string }[] = [];
   suspendCalls = 0;
   /** When set, the lease is treated as lost: every write throws LeaseSuperseded. */
   leaseLost = false;
   previousState: unknown = null;
+  /** Errors the next `suspend` calls throw, in order (fault injection for retry tests). */
+  readonly suspendFailures: unknown[] = [];
 
   private readonly scripts = new Map<string, ScriptedDecision[]>();
   private readonly childOutcomes = new Map<string, { output?: unknown; failureReason?: string }[]>();
@@ -209,6 +213,7 @@ export class ScriptedKernelPort implements KernelPort {
   async suspend(): Promise<boolean> {
     this.checkLease();
     this.suspendCalls++;
+    if (this.suspendFailures.length > 0) throw this.suspendFailures.shift();
     let waiting = false;
     for (const child of this.children) {
       const stepId = child.spawnedBy?.stepId;
@@ -227,6 +232,16 @@ export class ScriptedKernelPort implements KernelPort {
       }
     }
     return waiting;
+  }
+
+  async publishStreamDelta(
+    _executionId: string,
+    _lease: LeaseRef,
+    stepId: string,
+    body: { readonly seq: number; readonly data: string },
+  ): Promise<unknown> {
+    this.deltas.push({ stepId, seq: body.seq, data: body.data });
+    return undefined;
   }
 
   async getPrevious(): Promise<unknown> {

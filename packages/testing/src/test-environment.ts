@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Client } from "@rebuno/client";
 import { type DevKernel, type DevKernelOptions, startDevKernel } from "@rebuno/dev-kernel";
 import type { Event, Execution, Step } from "@rebuno/protocol";
-import type { Agent, AgentOptions, Logger } from "@rebuno/sdk";
+import { Agent, type AgentOptions, type Logger } from "@rebuno/sdk";
 
 /** Builds an agent from the options the environment supplies (secret, kernel URL, fetch…). */
 export type AgentFactory = (options: AgentOptions) => Agent<never, unknown>;
@@ -43,7 +43,7 @@ const KERNEL_ORIGIN = "http://kernel.rebuno.test";
 const silent: Logger = { warn: () => {}, error: () => {} };
 
 function isClass(value: AgentClass | AgentFactory): value is AgentClass {
-  return typeof value === "function" && /^class[\s{]/.test(Function.prototype.toString.call(value));
+  return (value as { prototype?: unknown }).prototype instanceof Agent;
 }
 
 /**

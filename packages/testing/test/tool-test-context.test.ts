@@ -6,6 +6,7 @@ import {
   Blocked,
   defineTool,
   execution,
+  NetworkError,
   PolicyError,
   RateLimited,
   step,
@@ -334,6 +335,24 @@ describe("subagent() with the scripted kernel", () => {
     expect(Blocked.isInstance(err)).toBe(true);
     expect(t.suspendCalls).toBe(1);
     expect(t.children[0]?.spawnedBy?.stepId).toBe(t.submitted[1]?.stepId);
+  });
+
+  it("retries transient suspend failures, and stops quietly (no step failure) on persistent ones", async () => {
+    const t = new ToolTestContext();
+    clientRef.current = t.client;
+    t.port.suspendFailures.push(new NetworkError("reset"), new NetworkError("reset"));
+    const err = await t.run(() => new Research().research({ topic: "a" })).catch((e: unknown) => e);
+    expect(Blocked.isInstance(err)).toBe(true);
+    expect((err as Blocked).reason).toBe("awaiting_steps");
+    expect(t.suspendCalls).toBe(3);
+
+    const t2 = new ToolTestContext();
+    clientRef.current = t2.client;
+    t2.port.suspendFailures.push(new ValidationError("bad lease headers"));
+    const err2 = await t2.run(() => new Research().research({ topic: "a" })).catch((e: unknown) => e);
+    expect(Blocked.isInstance(err2)).toBe(true);
+    expect((err2 as Blocked).reason).toBe("suspend_failed");
+    expect(t2.failed).toHaveLength(0);
   });
 
   it("refuses a child session equal to the parent's before any request", async () => {

@@ -31,8 +31,16 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
   async function blockedOnRefund() {
     const e = await client.create("gated", { order: 7 });
     const lease = await env.lease(e.id);
-    const d = await gated.submitStep(e.id, lease, { kind: "tool_call", target: "refund", args: { amount: 90 } });
-    expect(d).toMatchObject({ decision: "blocked", stepId: expect.any(String), approvalId: expect.any(String) });
+    const d = await gated.submitStep(e.id, lease, {
+      kind: "tool_call",
+      target: "refund",
+      args: { amount: 90 },
+    });
+    expect(d).toMatchObject({
+      decision: "blocked",
+      stepId: expect.any(String),
+      approvalId: expect.any(String),
+    });
     return { id: e.id, stepId: d.stepId!, approvalId: d.approvalId! };
   }
 
@@ -70,21 +78,36 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
 
     // The resumed execution is redelivered; re-submitting the granted call proceeds.
     const lease = await env.lease(b.id, 1);
-    const again = await gated.submitStep(b.id, lease, { kind: "tool_call", target: "refund", args: { amount: 90 } });
+    const again = await gated.submitStep(b.id, lease, {
+      kind: "tool_call",
+      target: "refund",
+      args: { amount: 90 },
+    });
     expect(again).toMatchObject({ decision: "proceed", stepId: b.stepId });
-    await expect(client.grantApproval(b.approvalId, { decidedBy: "alice" })).rejects.toBeInstanceOf(ConflictError);
+    await expect(client.grantApproval(b.approvalId, { decidedBy: "alice" })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
   });
 
   test("deny: the step is denied with the rationale and the re-run sees the denial", async () => {
     const b = await blockedOnRefund();
     await client.denyApproval(b.approvalId, { decidedBy: "alice", rationale: "too large" });
     expect(await client.getApproval(b.approvalId)).toMatchObject({ status: "denied", decidedBy: "alice" });
-    expect(await client.getStep(b.id, b.stepId)).toMatchObject({ status: "denied", error: { reason: "too large" } });
+    expect(await client.getStep(b.id, b.stepId)).toMatchObject({
+      status: "denied",
+      error: { reason: "too large" },
+    });
 
     const lease = await env.lease(b.id, 1);
-    const again = await gated.submitStep(b.id, lease, { kind: "tool_call", target: "refund", args: { amount: 90 } });
+    const again = await gated.submitStep(b.id, lease, {
+      kind: "tool_call",
+      target: "refund",
+      args: { amount: 90 },
+    });
     expect(again).toMatchObject({ decision: "denied", stepId: b.stepId, reason: "too large" });
-    await expect(client.denyApproval(b.approvalId, { decidedBy: "alice" })).rejects.toBeInstanceOf(ConflictError);
+    await expect(client.denyApproval(b.approvalId, { decidedBy: "alice" })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
     await expect(
       client.grantApproval("01890000-0000-7000-8000-000000000000", { decidedBy: "alice" }),
     ).rejects.toBeInstanceOf(NotFoundError);
@@ -97,13 +120,21 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
       secret: "s3cret",
       leaseTimeoutSeconds: 30,
     });
-    expect(a).toMatchObject({ id: "b-agent", webhookUrl: "http://agents.test/b-agent", leaseTimeoutSeconds: 30 });
+    expect(a).toMatchObject({
+      id: "b-agent",
+      webhookUrl: "http://agents.test/b-agent",
+      leaseTimeoutSeconds: 30,
+    });
     expect(JSON.stringify(a)).not.toContain("s3cret");
     const listed = await client.listAgents();
     expect(listed.map((x) => x.id)).toEqual(["alpha", "b-agent", "gated"]);
     expect(listed.find((x) => x.id === "gated")?.policyBundle).toBe(GATED_BUNDLE);
 
-    const updated = await client.registerAgent({ id: "b-agent", webhookUrl: "http://agents.test/v2", secret: "x" });
+    const updated = await client.registerAgent({
+      id: "b-agent",
+      webhookUrl: "http://agents.test/v2",
+      secret: "x",
+    });
     expect(updated.webhookUrl).toBe("http://agents.test/v2");
     expect(await client.getAgent("b-agent")).toEqual(updated);
 
@@ -115,13 +146,17 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
   });
 
   test("setPolicy stores a compiled bundle; a bad bundle is a 400 and changes nothing", async () => {
-    const bundle = "default_action: deny\nrules:\n  - id: reads\n    when: { target: read_* }\n    then: { decision: allow }\n";
+    const bundle =
+      "default_action: deny\nrules:\n  - id: reads\n    when: { target: read_* }\n    then: { decision: allow }\n";
     await client.setPolicy("alpha", bundle);
     expect((await client.getAgent("alpha")).policyBundle).toBe(bundle);
 
     const bad = client.setPolicy("alpha", "rules:\n  - when: { target: x }\n    then: { decision: allow }\n");
     await expect(bad).rejects.toBeInstanceOf(ValidationError);
-    await expect(bad).rejects.toMatchObject({ status: 400, message: expect.stringContaining("invalid policy bundle") });
+    await expect(bad).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("invalid policy bundle"),
+    });
     expect((await client.getAgent("alpha")).policyBundle).toBe(bundle);
     await expect(client.setPolicy("nobody", bundle)).rejects.toBeInstanceOf(NotFoundError);
 
@@ -129,7 +164,11 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
     const e = await client.create("alpha", null);
     const lease = await env.lease(e.id);
     const d = await env.agent().submitStep(e.id, lease, { kind: "tool_call", target: "write_x", args: {} });
-    expect(d).toMatchObject({ decision: "denied", ruleId: "default", reason: "no explicit allow rule matched" });
+    expect(d).toMatchObject({
+      decision: "denied",
+      ruleId: "default",
+      reason: "no explicit allow rule matched",
+    });
   });
 
   test("testPolicy evaluates cases and past executions without storing anything", async () => {
@@ -142,7 +181,12 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
     });
     expect(r.mismatches).toBe(1);
     expect(r.results).toEqual([
-      expect.objectContaining({ name: "refund", decision: "require_approval", rule_id: "refunds", matched: true }),
+      expect.objectContaining({
+        name: "refund",
+        decision: "require_approval",
+        rule_id: "refunds",
+        matched: true,
+      }),
       expect.objectContaining({ name: "drop", decision: "deny", rule_id: "no-prod", matched: false }),
       expect.objectContaining({ name: "other", decision: "allow", rule_id: "default", matched: true }),
     ]);
@@ -155,7 +199,9 @@ describe.each(MODES)("client ↔ dev kernel: admin (%s)", (mode) => {
       expect.objectContaining({ execution_id: b.id, target: "refund", decision: "deny", matched: false }),
     ]);
     expect((await client.getAgent("gated")).policyBundle).toBe(GATED_BUNDLE);
-    await expect(client.testPolicy("gated", { bundle: "not: [valid" })).rejects.toBeInstanceOf(ValidationError);
+    await expect(client.testPolicy("gated", { bundle: "not: [valid" })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
   test("API keys: scopes gate routes (403), unknown/rotated/revoked tokens are 401", async () => {

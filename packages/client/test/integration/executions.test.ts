@@ -24,7 +24,13 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
   });
 
   /** Run one allowed step to completion under `lease` and return its step id. */
-  async function recordStep(id: string, lease: DispatchLease, target: string, args: unknown, result: unknown) {
+  async function recordStep(
+    id: string,
+    lease: DispatchLease,
+    target: string,
+    args: unknown,
+    result: unknown,
+  ) {
     const d = await agent.submitStep(id, lease, { kind: "tool_call", target, args });
     expect(d.decision).toBe("proceed");
     await agent.completeStep(id, lease, d.stepId!, { result });
@@ -209,16 +215,18 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
       expect(n.done).toBe(false);
       if (n.value!.data !== "warm-up") received.push(n.value!);
     }
-    expect(received.map((x) => [x.stepId, x.seq, x.data])).toEqual(parts.map((p, i) => [stepId, nextSeq + i, p]));
+    expect(received.map((x) => [x.stepId, x.seq, x.data])).toEqual(
+      parts.map((p, i) => [stepId, nextSeq + i, p]),
+    );
     expect(received.every((x) => x.gap === undefined)).toBe(true);
     // Leaving the loop early closes the subscription.
     expect(await it.return()).toEqual({ done: true, value: undefined });
 
     // A step that is no longer executing refuses deltas (409 conflict, protocol §4.10).
     await agent.completeStep(e.id, lease, stepId, { result: { body: "Hello, wörld ✓" } });
-    await expect(agent.publishStreamDelta(e.id, lease, stepId, { seq: 99, data: "late" })).rejects.toBeInstanceOf(
-      ConflictError,
-    );
+    await expect(
+      agent.publishStreamDelta(e.id, lease, stepId, { seq: 99, data: "late" }),
+    ).rejects.toBeInstanceOf(ConflictError);
   });
 
   test("aborting the stream's signal ends the iteration quietly", async () => {
@@ -253,7 +261,10 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
     const tail = (await client.events(e.id)).slice(-2);
     expect(tail.map((x) => x.type)).toEqual(["execution.cancelled", "step.cancelled"]);
     expect(tail[0]!.payload).toMatchObject({ status: "cancelled", reason: "client_cancelled" });
-    expect(tail[1]!.payload).toMatchObject({ step_id: running.stepId, error: { reason: "execution_cancelled" } });
+    expect(tail[1]!.payload).toMatchObject({
+      step_id: running.stepId,
+      error: { reason: "execution_cancelled" },
+    });
 
     const again = client.cancel(e.id);
     await expect(again).rejects.toBeInstanceOf(ConflictError);
@@ -288,7 +299,10 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
       result: { rows: [1, 2, 3] },
     });
     expect(one.argsHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(await client.getStep(e.id, failed.stepId!)).toMatchObject({ status: "failed", error: { message: "boom" } });
+    expect(await client.getStep(e.id, failed.stepId!)).toMatchObject({
+      status: "failed",
+      error: { message: "boom" },
+    });
     await expect(client.getStep(e.id, "0".repeat(64))).rejects.toBeInstanceOf(NotFoundError);
   });
 });

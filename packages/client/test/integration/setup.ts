@@ -6,8 +6,9 @@
  * process (the dispatch `fetch` hook) and verified with the agent secret: the tests only need the
  * lease they carry.
  */
-import { type AgentTransport, createAgentTransport, type DispatchLease } from "@rebuno/kernel-transport";
+
 import { type DevKernel, type DevKernelOptions, startDevKernel } from "@rebuno/dev-kernel";
+import { type AgentTransport, createAgentTransport, type DispatchLease } from "@rebuno/kernel-transport";
 import { parseWebhookPayload, verifyWebhookSignature, type WebhookPayload } from "@rebuno/protocol";
 import { expect, vi } from "vitest";
 import { Client } from "../../src/index.js";
@@ -78,9 +79,9 @@ export async function startEnv(mode: Mode, options: Partial<DevKernelOptions> = 
       fetch: async (req) => {
         const text = await req.text();
         const agentId = new URL(req.url).pathname.slice(1);
-        expect(verifyWebhookSignature(SECRETS[agentId] ?? "", text, req.headers.get("rebuno-signature"))).toBe(
-          true,
-        );
+        expect(
+          verifyWebhookSignature(SECRETS[agentId] ?? "", text, req.headers.get("rebuno-signature")),
+        ).toBe(true);
         delivered.push(parseWebhookPayload(JSON.parse(text)));
         for (const wake of waiters) wake();
         return new Response(null, { status: 200 });
@@ -128,7 +129,11 @@ export async function startEnv(mode: Mode, options: Partial<DevKernelOptions> = 
       for (;;) {
         const w = forExecution(executionId)[index];
         if (w !== undefined) {
-          return { dispatchId: w.dispatchId, attempt: w.dispatchAttempt, timeoutMs: w.leaseTimeoutSeconds * 1000 };
+          return {
+            dispatchId: w.dispatchId,
+            attempt: w.dispatchAttempt,
+            timeoutMs: w.leaseTimeoutSeconds * 1000,
+          };
         }
         if (Date.now() > deadline) throw new Error(`no webhook #${index + 1} for ${executionId}`);
         await new Promise<void>((resolve) => {

@@ -3,7 +3,11 @@
  * → judge → rate limit. Pure apart from taking a rate-limit token, which is why a pending judge
  * stops evaluation before the limiter is touched.
  */
-import { budgetExhausted, judgeUnavailableReason } from "../inferences.js";
+import {
+  budgetExhausted,
+  judgeUnavailableReason,
+  RATE_LIMIT_PARK_ONCE_PER_EXECUTION,
+} from "../inferences.js";
 import {
   denialReason,
   type JudgeOutcome,
@@ -122,7 +126,8 @@ export function decideNewStep(
       }
     } else if (!take.ok) {
       const maxWait = limit.maxWaitMs ?? 0;
-      if (maxWait > 0 && take.waitMs <= maxWait && !execution.rateLimitParked) {
+      const parkedBefore = RATE_LIMIT_PARK_ONCE_PER_EXECUTION && execution.rateLimitParked;
+      if (maxWait > 0 && take.waitMs <= maxWait && !parkedBefore) {
         return { kind: "park", ruleId: result.ruleId, waitMs: take.waitMs };
       }
       return { kind: "rate_limited", ruleId: result.ruleId, reason: "rate_limit_exceeded" };

@@ -96,6 +96,7 @@ export class Agent<In = unknown, Out = unknown> {
   readonly #tasks = new Set<Promise<void>>();
   readonly #recent = new Set<string>();
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(options?: AgentOptions<In>);
   constructor(id: string, handler: AgentHandler<In, Out>, options?: AgentOptions<In>);
@@ -250,9 +251,13 @@ export class Agent<In = unknown, Out = unknown> {
    * Stops accepting deliveries, aborts every run (their next kernel call stops them; the kernel
    * redelivers after the lease expires) and waits for them to unwind. Idempotent.
    */
-  async close(): Promise<void> {
-    this.#closed = true;
-    for (const run of this.#running.values()) run.controller.abort(new Error("agent closed"));
-    await this.join();
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      for (const run of this.#running.values()) run.controller.abort(new Error("agent closed"));
+      await this.join();
+      await this.#transport.close();
+    })();
+    return this.#closing;
   }
 }

@@ -3,18 +3,19 @@
  * step. On a rerun the recorded response is served instead of calling the provider, so a resumed
  * handler sees exactly what the first run saw (sdk-surface F26–F33).
  */
+
+import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import {
   Blocked,
   LeaseSuperseded,
   PolicyError,
-  RebunoError,
   RawJson,
+  RebunoError,
   Terminated,
   toWireJson,
 } from "@rebuno/protocol";
-import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
-import type { CallState } from "../runtime/call-state.js";
 import { errorMessage } from "../runtime/call.js";
+import type { CallState } from "../runtime/call-state.js";
 import { type ExecutionContext, type Frame, frames, kState } from "../runtime/context.js";
 import type { StepDecisionLike } from "../runtime/kernel-port.js";
 import { isEventStream, type LlmRecord, responseFromRecord, responseWithText } from "./record.js";
@@ -92,9 +93,12 @@ export function createRebunoFetch(options: RebunoFetchOptions = {}): typeof glob
     if (body === undefined) {
       if (text === undefined && init?.body != null && !warned.has(frame.ctx)) {
         warned.add(frame.ctx);
-        frame.ctx[kState].logger.warn("rebunoFetch: a request body that is not JSON text was sent unrecorded", {
-          executionId: frame.ctx.id,
-        });
+        frame.ctx[kState].logger.warn(
+          "rebunoFetch: a request body that is not JSON text was sent unrecorded",
+          {
+            executionId: frame.ctx.id,
+          },
+        );
       }
       return inner(input, init);
     }
@@ -107,7 +111,12 @@ export function createRebunoFetch(options: RebunoFetchOptions = {}): typeof glob
 /** `createRebunoFetch()` over the global fetch. */
 export const rebunoFetch: typeof globalThis.fetch = createRebunoFetch();
 
-async function llmCall(frame: Frame, target: string, args: unknown, send: () => Promise<Response>): Promise<Response> {
+async function llmCall(
+  frame: Frame,
+  target: string,
+  args: unknown,
+  send: () => Promise<Response>,
+): Promise<Response> {
   const ctx = frame.ctx;
   if (ctx.suspension !== undefined) return refusalFor(ctx.suspension) as Response;
   const argsText = toWireJson(args, "args");
@@ -147,7 +156,9 @@ async function llmCall(frame: Frame, target: string, args: unknown, send: () => 
       case "replay":
         if (decision.error !== undefined && decision.error !== null) {
           const e = decision.error as { message?: unknown; reason?: unknown };
-          throw new RebunoError(typeof e.message === "string" ? e.message : String(e.reason ?? "llm call failed"));
+          throw new RebunoError(
+            typeof e.message === "string" ? e.message : String(e.reason ?? "llm call failed"),
+          );
         }
         return responseFromRecord(decision.result);
       case "denied": {
@@ -159,7 +170,10 @@ async function llmCall(frame: Frame, target: string, args: unknown, send: () => 
         return refusalResponse("rate_limited", 429, decision.reason || "rate_limit_exceeded");
       case "blocked":
       case "execution_blocked":
-        ctx.suspension ??= new Blocked("step blocked", { reason: decision.reason, approvalId: decision.approvalId });
+        ctx.suspension ??= new Blocked("step blocked", {
+          reason: decision.reason,
+          approvalId: decision.approvalId,
+        });
         return refusalResponse(decision.decision, 403);
       case "execution_terminal": {
         const terminated = new Terminated();
@@ -175,12 +189,19 @@ async function llmCall(frame: Frame, target: string, args: unknown, send: () => 
   }
 }
 
-async function failQuietly(ctx: ExecutionContext, state: CallState, stepId: string, error: unknown): Promise<void> {
+async function failQuietly(
+  ctx: ExecutionContext,
+  state: CallState,
+  stepId: string,
+  error: unknown,
+): Promise<void> {
   try {
     await state.port.failStep(ctx.id, ctx.lease, stepId, { error: { message: errorMessage(error) } });
   } catch (failure) {
     if (LeaseSuperseded.isInstance(failure)) return;
-    state.logger.warn(`failed to record step failure for step_id=${stepId}`, { error: errorMessage(failure) });
+    state.logger.warn(`failed to record step failure for step_id=${stepId}`, {
+      error: errorMessage(failure),
+    });
   }
 }
 
@@ -198,7 +219,11 @@ async function forward(
     await failQuietly(ctx, state, stepId, error);
     throw error;
   }
-  if (response.status < 400 && response.body !== null && isEventStream(response.headers.get("content-type"))) {
+  if (
+    response.status < 400 &&
+    response.body !== null &&
+    isEventStream(response.headers.get("content-type"))
+  ) {
     const port = state.port;
     const stream = teeStream(response, {
       delta: (seq, data) => {

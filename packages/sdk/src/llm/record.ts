@@ -41,12 +41,17 @@ export function responseFromRecord(value: unknown): Response {
   const contentType = value.headers?.["content-type"] || "application/json";
   // 1xx/204/304 cannot carry a body in a Response.
   const bodyless = value.status === 204 || value.status === 304;
-  return new Response(bodyless ? null : value.body, { status: value.status, headers: { "content-type": contentType } });
+  return new Response(bodyless ? null : value.body, {
+    status: value.status,
+    headers: { "content-type": contentType },
+  });
 }
 
 /** True for `text/event-stream` (media type compared lowercase, parameters ignored). */
 export function isEventStream(contentType: string | null): boolean {
   if (contentType === null) return false;
   const semi = contentType.indexOf(";");
-  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === "text/event-stream";
+  return (
+    (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === "text/event-stream"
+  );
 }

@@ -54,36 +54,43 @@ export function teeStream(response: Response, sink: StreamSink): ReadableStream<
     }
   };
   const finish = () =>
-    settle(() => sink.record({ status: response.status, headers: { "content-type": contentType }, body: whole }));
+    settle(() =>
+      sink.record({ status: response.status, headers: { "content-type": contentType }, body: whole }),
+    );
 
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        await settle(() => sink.fail(error));
-        controller.error(error);
-        return;
-      }
-      if (chunk.done) {
-        const tail = decoder.decode();
-        whole += tail;
-        pending += tail;
+  // highWaterMark 0: read from the provider only when the consumer asks, so what is recorded on
+  // an early cancel is what the consumer was given.
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          await settle(() => sink.fail(error));
+          controller.error(error);
+          return;
+        }
+        if (chunk.done) {
+          const tail = decoder.decode();
+          whole += tail;
+          pending += tail;
+          await finish();
+          controller.close();
+          return;
+        }
+        const text = decoder.decode(chunk.value, { stream: true });
+        whole += text;
+        pending += text;
+        if (pending.length >= FLUSH_CHARS) flush();
+        else if (timer === undefined) timer = setTimeout(flush, FLUSH_MS);
+        controller.enqueue(chunk.value);
+      },
+      async cancel(reason) {
+        await reader.cancel(reason).catch(() => {});
         await finish();
-        controller.close();
-        return;
-      }
-      const text = decoder.decode(chunk.value, { stream: true });
-      whole += text;
-      pending += text;
-      if (pending.length >= FLUSH_CHARS) flush();
-      else if (timer === undefined) timer = setTimeout(flush, FLUSH_MS);
-      controller.enqueue(chunk.value);
+      },
     },
-    async cancel(reason) {
-      await reader.cancel(reason).catch(() => {});
-      await finish();
-    },
-  });
+    { highWaterMark: 0 },
+  );
 }

@@ -9,10 +9,18 @@ export interface Logger {
   error?(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Default logger: console, with the `rebuno:` prefix the previous SDK used. */
+function write(sink: (...args: unknown[]) => void, message: string, fields?: Record<string, unknown>): void {
+  if (fields === undefined) sink(message);
+  else sink(message, fields);
+}
+
+/**
+ * Default logger: console. Warnings and errors carry the `rebuno:` prefix the previous SDK used;
+ * info lines are already self-describing (`rebuno agent 'x' listening on …`).
+ */
 export const consoleLogger: Logger = {
   debug: () => {},
-  info: (message, fields) => console.info(`rebuno: ${message}`, fields ?? ""),
-  warn: (message, fields) => console.warn(`rebuno: ${message}`, fields ?? ""),
-  error: (message, fields) => console.error(`rebuno: ${message}`, fields ?? ""),
+  info: (message, fields) => write(console.info, message, fields),
+  warn: (message, fields) => write(console.warn, `rebuno: ${message}`, fields),
+  error: (message, fields) => write(console.error, `rebuno: ${message}`, fields),
 };

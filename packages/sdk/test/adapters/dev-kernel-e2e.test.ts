@@ -6,6 +6,7 @@
  * reaching the model as tool results.
  */
 import {
+  type FunctionTool,
   type Model,
   type ModelRequest,
   type ModelResponse,
@@ -89,7 +90,7 @@ function scriptedVercelModel(cents: number) {
         };
       }
       const text = results
-        .map((r) => (r.type === "tool-result" ? JSON.stringify(r.output.value) : ""))
+        .map((r) => (r.type === "tool-result" && "value" in r.output ? JSON.stringify(r.output.value) : ""))
         .join(" | ");
       return {
         content: [{ type: "text" as const, text }],
@@ -104,12 +105,13 @@ function scriptedVercelModel(cents: number) {
 const vercelAgent = (options: AgentOptions) =>
   new Agent(
     "vercel-support",
-    async (input: { cents: number }) => {
+    async (input: unknown) => {
+      const { cents } = input as { cents: number };
       const halt = new AbortController();
       const tools = toVercelTools(new Orders(), { halt });
       const result = await haltable(halt, (signal) =>
         generateText({
-          model: scriptedVercelModel(input.cents),
+          model: scriptedVercelModel(cents),
           tools,
           prompt: "refund A1",
           abortSignal: signal,
@@ -204,13 +206,14 @@ class RefundModel implements Model {
 const agentsSdkAgent = (options: AgentOptions) =>
   new Agent(
     "agents-support",
-    async (input: { cents: number }) => {
+    async (input: unknown) => {
+      const { cents } = input as { cents: number };
       const halt = new AbortController();
       const agent = new OpenAIAgent({
         name: "support",
         instructions: "Refund orders.",
-        model: new RefundModel(input.cents),
-        tools: await toOpenAIAgentsTools(new Orders(), { halt }),
+        model: new RefundModel(cents),
+        tools: await toOpenAIAgentsTools<FunctionTool>(new Orders(), { halt }),
       });
       const result = await haltable(halt, (signal) => new Runner().run(agent, "refund B2", { signal }));
       return result.finalOutput;

@@ -9,19 +9,19 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, type FunctionTool, type Model, Runner } from "@openai/agents-core";
-import { toAnthropicTools, toGeminiTools, toOpenAITools } from "@rebuno/sdk";
-import { generateText, type LanguageModel, stepCountIs } from "ai";
-// The package root re-exports these; importing the modules keeps this file independent of the
-// order in which the root index is assembled.
 import {
   haltable,
   registerMcpTools,
+  toAnthropicTools,
+  toGeminiTools,
   toLangChainTools,
   toMastraTools,
   toOpenAIAgentsTools,
+  toOpenAITools,
   toVercelTools,
-} from "../../../src/adapters/index.js";
-import { wrapMcpTools } from "../../../src/mcp/index.js";
+  wrapMcpTools,
+} from "@rebuno/sdk";
+import { generateText, type LanguageModel, stepCountIs } from "ai";
 import { Support, weather } from "./support-toolbox.js";
 
 export async function vercel(model: LanguageModel, prompt: string): Promise<string> {
