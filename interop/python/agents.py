@@ -134,6 +134,8 @@ async def tools_process(text: str, n: int) -> dict[str, Any]:
     out["kv"] = await kv_get(key="k1", missing=None)
     out["pick"] = await step("pick", lambda: 7)
     out["scale"] = await step("scale", lambda x, factor: x * factor, {"x": 1.5, "factor": 2})
+    # Concurrent identical calls: the kernel hands out occurrences 0, 1, 2 under its lock.
+    out["gathered"] = list(await asyncio.gather(add(1, 1), add(1, 1), add(1, 1)))
     out["denied"] = await transfer(100.0)
     try:
         await explode("kaput")
@@ -362,6 +364,22 @@ async def approval_process(amount: int, to: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
+# rate limits: a refused call raises RateLimited (not caught by @tool); a parked call blocks
+# --------------------------------------------------------------------------------------------
+
+
+@tool("ping")
+async def ping(n: int) -> str:
+    ran("ping")
+    return f"pong {n}"
+
+
+async def ratelimit_process(count: int) -> dict[str, Any]:
+    pongs = [await ping(i) for i in range(count)]
+    return {"pongs": pongs, "calls": calls(), "lease": lease_facts()}
+
+
+# --------------------------------------------------------------------------------------------
 # subagents: parent tool bodies call subagent() with and without session=
 # --------------------------------------------------------------------------------------------
 
@@ -380,10 +398,15 @@ async def delegate_fail(topic: str) -> Any:
     return await subagent(os.environ["CHILD_AGENT_ID"], {"topic": topic, "fail": True})
 
 
-async def parent_process(topics: list[str], shared_session: bool = False, with_failure: bool = True) -> dict[str, Any]:
-    results = []
-    for t in topics:
-        results.append(await delegate(t, shared_session))
+async def parent_process(
+    topics: list[str], shared_session: bool = False, with_failure: bool = True, parallel: bool = False
+) -> dict[str, Any]:
+    if parallel:  # every call in flight waits → one suspend for all of them
+        results = list(await asyncio.gather(*(delegate(t, shared_session) for t in topics)))
+    else:
+        results = []
+        for t in topics:
+            results.append(await delegate(t, shared_session))
     out: dict[str, Any] = {"results": results}
     if with_failure:
         try:
@@ -434,6 +457,87 @@ async def session_process(text: str, plain: bool = False) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# resources: resource() + @tool(resources=) with checkpoints; a fork restores from a checkpoint
+# --------------------------------------------------------------------------------------------
+
+
+class SandboxDriver:
+    """A fake sandbox whose checkpoint ref encodes its files, so a restore is observable."""
+
+    driver_id = "interop.sandbox"
+    configuration = {"image": "python:3.11"}
+    coverage_reuse = False
+
+    def create(self, checkpoint_ref: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        files = [f for f in (checkpoint_ref or "ckpt:").split(":", 1)[1].split(",") if f]
+        handle = {"files": set(files), "restored_from": checkpoint_ref}
+        return handle, {"sandbox_id": f"sb-{uuid.uuid4().hex[:8]}"}
+
+    def open(self, binding: Any) -> dict[str, Any]:
+        return {"files": set(), "restored_from": None, "opened": binding}
+
+    def checkpoint(self, handle: dict[str, Any]) -> str:
+        return "ckpt:" + ",".join(sorted(handle["files"]))
+
+
+SANDBOXES: dict[str, dict[str, Any]] = {}
+
+
+@tool("write_file", resources=["sandbox"])
+async def write_file(name: str) -> str:
+    ran("write_file")
+    SANDBOXES[execution().id]["files"].add(name)
+    return f"wrote {name}"
+
+
+async def resources_process(files: list[str]) -> dict[str, Any]:
+    from rebuno import CheckpointPolicy, resource
+
+    sb = await resource("sandbox", driver=SandboxDriver(), checkpoints=CheckpointPolicy(every_steps=1))
+    SANDBOXES[execution().id] = sb
+    wrote = [await write_file(f) for f in files]
+    return {
+        "wrote": wrote,
+        "files": sorted(sb["files"]),
+        "restored_from": sb["restored_from"],
+        "calls": calls(),
+        "lease": lease_facts(),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# llm: rebuno.http_client() records provider calls as llm_call steps (plain, streamed, refused)
+# --------------------------------------------------------------------------------------------
+
+
+@tool("confirm")
+async def confirm(what: str) -> str:
+    ran("confirm")
+    return f"confirmed {what}"
+
+
+async def llm_process(prompt: str) -> dict[str, Any]:
+    from rebuno import http_client
+
+    base = os.environ["LLM_URL"]
+    out: dict[str, Any] = {}
+    async with http_client(timeout=10.0) as llm:
+        r = await llm.post(f"{base}/v1/chat", json={"model": "fake-1", "messages": [{"role": "user", "content": prompt}]})
+        out["plain"] = {"status": r.status_code, "json": r.json(), "content_type": r.headers.get("content-type")}
+        chunks = []
+        async with llm.stream("POST", f"{base}/v1/chat", json={"model": "fake-1", "stream": True, "prompt": prompt}) as sr:
+            async for text in sr.aiter_text():
+                chunks.append(text)
+            out["stream"] = {"status": sr.status_code, "text": "".join(chunks)}
+        refused = await llm.post(f"{base}/v1/chat", json={"model": "forbidden-model", "messages": []})
+        out["refused"] = {"status": refused.status_code, "json": refused.json()}
+    out["confirm"] = await confirm(prompt)  # needs approval: forces a second dispatch that replays the LLM calls
+    out["calls"] = calls()
+    out["lease"] = lease_facts()
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # noop: the benchmark agent (1,000 no-op tool calls inside one execution)
 # --------------------------------------------------------------------------------------------
 
@@ -461,6 +565,9 @@ KINDS = {
     "starve": starve_process,
     "approval": approval_process,
     "parent": parent_process,
+    "ratelimit": ratelimit_process,
+    "resources": resources_process,
+    "llm": llm_process,
     "child": child_process,
     "session": session_process,
     "bench": bench_process,

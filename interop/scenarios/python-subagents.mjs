@@ -113,6 +113,54 @@ export default [
     },
   },
   {
+    name: "python subagents: parallel subagent() calls suspend together and both settle",
+    agents: [
+      { id: "py-parent-p", kind: "parent", env: { CHILD_AGENT_ID: "py-child-p" } },
+      { id: "py-child-p", kind: "child" },
+    ],
+    timeoutMs: 120_000,
+    async run(w) {
+      await Promise.all([w.startAgent("py-parent-p"), w.startAgent("py-child-p")]);
+      const created = await w.client.create("py-parent-p", {
+        topics: ["x", "y", "z"],
+        parallel: true,
+        with_failure: false,
+      });
+      const ex = await waitForStatus(w.client, created.id, "completed", { timeoutMs: 60_000 });
+      const out = plain(ex.output);
+      assert.deepEqual(
+        out.results.map((r) => r.topic),
+        ["x", "y", "z"],
+      );
+      const children = await childrenOf(w, ex.id, "py-child-p");
+      assert.equal(children.length, 3, "one child per delegate step, none duplicated by re-dispatch");
+      const steps = await w.client.listSteps(ex.id);
+      assert.equal(steps.length, 3);
+      for (const s of steps) {
+        assert.equal(s.status, "succeeded");
+        const child = children.find((c) => c.spawnedBy.stepId === s.stepId);
+        assert.deepEqual(plain(s.result), plain(child.output));
+      }
+      const events = await allEvents(w.client, ex.id);
+      const blocked = events.filter((e) => e.type === "execution.blocked").length;
+      const resumed = events.filter((e) => e.type === "execution.resumed").length;
+      assert.ok(blocked >= 1 && blocked <= 3, `blocked ${blocked} times`);
+      assert.equal(resumed, blocked);
+      assert.equal(events.filter((e) => e.type === "dispatch.acked").length, 1 + resumed);
+      // Resume only when nothing waits: at each execution.resumed every earlier-settled step is done
+      // and no step is still executing with a live child.
+      for (const r of events.filter((e) => e.type === "execution.resumed")) {
+        const settledBefore = events.filter(
+          (e) => e.eventSeq < r.eventSeq && e.type === "step.succeeded",
+        ).length;
+        const startedBefore = events.filter(
+          (e) => e.eventSeq < r.eventSeq && e.type === "step.executing",
+        ).length;
+        assert.equal(settledBefore, startedBefore, `resumed at seq ${r.eventSeq} while a step still waited`);
+      }
+    },
+  },
+  {
     name: "python sessions: Result(state) + previous(), pending queueing, parent_execution_id branch, output fallback",
     agents: [{ id: "py-session", kind: "session" }],
     timeoutMs: 120_000,

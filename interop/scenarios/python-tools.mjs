@@ -36,6 +36,7 @@ export default [
           kv: out.kv,
           pick: out.pick,
           scale: out.scale,
+          gathered: out.gathered,
         },
         {
           add: 8,
@@ -48,6 +49,7 @@ export default [
           kv: { value: 42, seen: ["key"] },
           pick: 7,
           scale: 3.0,
+          gathered: [2, 2, 2],
         },
       );
       // The SDK formats the refusal with str(PolicyError) = "[policy_denied] <reason> (HTTP 403)".
@@ -56,7 +58,7 @@ export default [
       assert.equal(out.explode.tool_id, "explode");
       assert.match(out.explode.step_id, /^[0-9a-f]{64}$/);
       assert.deepEqual(out.calls, {
-        add: 3,
+        add: 6,
         shout: 1,
         lookup_user: 1,
         send_note: 1,
@@ -68,13 +70,16 @@ export default [
 
       const steps = await w.client.listSteps(ex.id);
       const byTarget = (t) => steps.filter((s) => s.target === t);
-      assert.equal(steps.length, 12, `steps: ${steps.map((s) => s.target).join(",")}`);
+      assert.equal(steps.length, 15, `steps: ${steps.map((s) => s.target).join(",")}`);
       // args exactly as the SDK sends them (json.dumps: ", " separators, \u escapes, 100.0 floats).
       // The kernel hashes the literal numbers (Go UseNumber): 100.0 and 100 are different args.
       const expect = [
         ["add", "tool_call", "safe_to_retry", '{"a": 5, "b": 3}', 0, "succeeded", 8],
         ["add", "tool_call", "safe_to_retry", '{"a": 5, "b": 3}', 1, "succeeded", 8],
         ["add", "tool_call", "safe_to_retry", '{"a": 5, "b": 2}', 0, "succeeded", 7],
+        ["add", "tool_call", "safe_to_retry", '{"a": 1, "b": 1}', 0, "succeeded", 2],
+        ["add", "tool_call", "safe_to_retry", '{"a": 1, "b": 1}', 1, "succeeded", 2],
+        ["add", "tool_call", "safe_to_retry", '{"a": 1, "b": 1}', 2, "succeeded", 2],
         ["shout", "tool_call", "safe_to_retry", '{"text": "hello"}', 0, "succeeded", "HELLO"],
         [
           "lookup_user",
@@ -144,7 +149,7 @@ export default [
         types.join(","),
       );
       assert.equal(types.at(-1), "execution.completed");
-      assert.equal(types.filter((t) => t === "step.succeeded").length, 10);
+      assert.equal(types.filter((t) => t === "step.succeeded").length, 13);
       assert.equal(types.filter((t) => t === "step.denied").length, 1);
       assert.equal(types.filter((t) => t === "step.failed").length, 1);
       const denied = events.find((e) => e.type === "step.denied");
@@ -159,8 +164,8 @@ export default [
       // The official Python Client must parse everything our kernel returns for this execution.
       const py = await w.pyClient(["inspect", ex.id]);
       assert.equal(py[ex.id].execution.status, "completed");
-      assert.equal(py[ex.id].steps.length, 12);
-      assert.equal(py[ex.id].terminal_steps, 12);
+      assert.equal(py[ex.id].steps.length, 15);
+      assert.equal(py[ex.id].terminal_steps, 15);
       assert.deepEqual(py[ex.id].event_types, types);
     },
   },

@@ -87,6 +87,21 @@ describe.each(stores)("stream ($name store)", (store) => {
     await reader.cancel();
   });
 
+  test("aborting the request's signal ends an in-process stream and unsubscribes", async () => {
+    h = await Harness.start(store);
+    const { id } = await h.started();
+    const controller = new AbortController();
+    const res = await h.kernel.fetch(
+      new Request(`${BASE}/v0/executions/${id}/stream`, { signal: controller.signal }),
+    );
+    const reader = res.body!.getReader();
+    const pending = reader.read();
+    expect((await h.client("GET", "/metrics")).text).toContain("rebuno_stream_subscribers 1");
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    expect((await h.client("GET", "/metrics")).text).toContain("rebuno_stream_subscribers 0");
+  });
+
   test("stream of an unknown execution → 404; needs executions:read", async () => {
     h = await Harness.start(store, { devMode: false, bootstrapToken: "root" });
     const missing = await h.client(

@@ -2,6 +2,7 @@
 import {
   ConfigurationError,
   defineTool,
+  METADATA_SYMBOL,
   TOOLS_METADATA_KEY,
   Toolbox,
   tool,
@@ -90,9 +91,7 @@ describe("@tool forms and metadata", () => {
   });
 
   it("records metadata on the class (Symbol.metadata)", () => {
-    const md = (Billing as unknown as Record<symbol, Record<symbol, Map<string, unknown>>>)[
-      Symbol.metadata as symbol
-    ];
+    const md = (Billing as unknown as Record<symbol, Record<symbol, Map<string, unknown>>>)[METADATA_SYMBOL];
     expect([...(md?.[TOOLS_METADATA_KEY]?.keys() ?? [])]).toEqual([
       "charge",
       "search",

@@ -9,6 +9,7 @@ export {
 export {
   type AgentClass,
   type AgentFactory,
+  type EnvironmentAgent,
   inRecordingOrder,
   type RunResult,
   TestEnvironment,

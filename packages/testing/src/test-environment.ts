@@ -9,11 +9,19 @@ import { type DevKernel, type DevKernelOptions, startDevKernel } from "@rebuno/d
 import type { Event, Execution, Step } from "@rebuno/protocol";
 import { Agent, type AgentOptions, type Logger } from "@rebuno/sdk";
 
+/** What the environment needs from an agent (any `Agent<In, Out>` fits). */
+export interface EnvironmentAgent {
+  readonly id: string;
+  readonly webhookPath: string;
+  fetch(request: Request): Promise<Response>;
+  close(): Promise<void>;
+}
+
 /** Builds an agent from the options the environment supplies (secret, kernel URL, fetch…). */
-export type AgentFactory = (options: AgentOptions) => Agent<never, unknown>;
+export type AgentFactory = (options: AgentOptions) => EnvironmentAgent;
 
 /** An agent class whose constructor takes `AgentOptions` (the class form). */
-export type AgentClass = new (options: AgentOptions) => Agent<never, unknown>;
+export type AgentClass = new (options: AgentOptions) => EnvironmentAgent;
 
 /** Options of {@link TestEnvironment.create}. */
 export interface TestEnvironmentOptions {
@@ -74,14 +82,14 @@ export function inRecordingOrder(steps: readonly Step[], events: readonly Event[
 export class TestEnvironment {
   readonly kernel: DevKernel;
   readonly client: Client;
-  readonly #agents: Map<string, Agent<never, unknown>>;
-  readonly #byFactory: Map<unknown, Agent<never, unknown>>;
+  readonly #agents: Map<string, EnvironmentAgent>;
+  readonly #byFactory: Map<unknown, EnvironmentAgent>;
 
   private constructor(
     kernel: DevKernel,
     client: Client,
-    agents: Map<string, Agent<never, unknown>>,
-    byFactory: Map<unknown, Agent<never, unknown>>,
+    agents: Map<string, EnvironmentAgent>,
+    byFactory: Map<unknown, EnvironmentAgent>,
   ) {
     this.kernel = kernel;
     this.client = client;
@@ -91,9 +99,9 @@ export class TestEnvironment {
 
   /** Starts the kernel, builds and registers the agents. */
   static async create(options: TestEnvironmentOptions): Promise<TestEnvironment> {
-    const agents = new Map<string, Agent<never, unknown>>();
-    const byFactory = new Map<unknown, Agent<never, unknown>>();
-    const byHost = new Map<string, Agent<never, unknown>>();
+    const agents = new Map<string, EnvironmentAgent>();
+    const byFactory = new Map<unknown, EnvironmentAgent>();
+    const byHost = new Map<string, EnvironmentAgent>();
     const kernel = await startDevKernel({
       ...options.kernel,
       ...(options.store === undefined ? {} : { store: options.store }),
@@ -146,9 +154,7 @@ export class TestEnvironment {
   }
 
   /** The agent built from a class/factory passed to `create`, or by id. */
-  agent<A extends Agent<never, unknown> = Agent<never, unknown>>(
-    which: string | AgentClass | AgentFactory,
-  ): A {
+  agent<A extends EnvironmentAgent = EnvironmentAgent>(which: string | AgentClass | AgentFactory): A {
     const found = typeof which === "string" ? this.#agents.get(which) : this.#byFactory.get(which);
     if (found === undefined)
       throw new Error(`no agent ${typeof which === "string" ? which : which.name} in this environment`);
@@ -160,7 +166,7 @@ export class TestEnvironment {
    * returns it with its steps and events.
    */
   async run<Out = unknown>(
-    agent: string | AgentClass | AgentFactory | Agent<never, unknown>,
+    agent: string | AgentClass | AgentFactory | EnvironmentAgent,
     input?: unknown,
     options: { readonly session?: string; readonly timeoutMs?: number } = {},
   ): Promise<RunResult<Out>> {

@@ -32,18 +32,31 @@ function toResponse(r: CoreBodyResponse): Response {
   return new Response(r.status === 204 ? null : r.body, { status: r.status, headers: r.headers });
 }
 
-function toStream(r: CoreStreamResponse): Response {
+/**
+ * An SSE response whose body ends when the request's signal aborts — what a network `fetch` does
+ * when the caller aborts, so in-process clients see the same behaviour as over a socket.
+ */
+function toStream(r: CoreStreamResponse, signal: AbortSignal): Response {
   const encoder = new TextEncoder();
   let control: ReturnType<CoreStreamResponse["stream"]["open"]> | undefined;
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        const onAbort = (): void => {
+          control?.close();
+          try {
+            controller.error(signal.reason ?? new DOMException("The operation was aborted.", "AbortError"));
+          } catch {
+            // already closed
+          }
+        };
         control = r.stream.open(
           (chunk) => {
             controller.enqueue(encoder.encode(chunk));
             return (controller.desiredSize ?? 1) > 0;
           },
           () => {
+            signal.removeEventListener("abort", onAbort);
             try {
               controller.close();
             } catch {
@@ -51,6 +64,8 @@ function toStream(r: CoreStreamResponse): Response {
             }
           },
         );
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
       },
       pull() {
         control?.drain();
@@ -83,5 +98,5 @@ export async function serveFetch(
     headers,
     body,
   });
-  return "stream" in r ? toStream(r) : toResponse(r);
+  return "stream" in r ? toStream(r, request.signal) : toResponse(r);
 }

@@ -1,5 +1,5 @@
 /** Approval routes (protocol §4.15, §11). */
-import { DecideApprovalRequestSchema, validateRequest } from "@rebuno/protocol";
+import { APPROVAL_STATUSES, DecideApprovalRequestSchema, validateRequest } from "@rebuno/protocol";
 import { approvalView, decideApproval } from "../engine/approvals.js";
 import type { KernelContext } from "../engine/context.js";
 import { invalid, notFound } from "../errors.js";
@@ -9,7 +9,7 @@ import type { Route, RouteInput } from "../http/router.js";
 import { APPROVALS_DEFAULT_STATUS } from "../inferences.js";
 import type { ApprovalStatus } from "../store/types.js";
 
-const STATUSES: ReadonlySet<string> = new Set(["pending", "granted", "denied", "expired"]);
+const STATUSES: ReadonlySet<string> = new Set(APPROVAL_STATUSES);
 
 function list(ctx: KernelContext, input: RouteInput) {
   const status = input.query.get("status") || APPROVALS_DEFAULT_STATUS;

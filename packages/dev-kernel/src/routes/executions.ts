@@ -1,5 +1,5 @@
 /** Execution routes for clients (protocol §4.1–4.6) and the dual-auth reads. */
-import { CreateExecutionRequestSchema, validateRequest } from "@rebuno/protocol";
+import { CreateExecutionRequestSchema, EXECUTION_STATUSES, validateRequest } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { cancelExecution, createExecution, executionView, previousState } from "../engine/executions.js";
 import { forbidden, invalid, notFound } from "../errors.js";
@@ -11,14 +11,7 @@ import { IDEMPOTENT_REPEAT_CREATE_STATUS } from "../inferences.js";
 import type { ExecutionRow, ExecutionStatus } from "../store/types.js";
 import { formatTime } from "../time.js";
 
-const STATUSES: ReadonlySet<string> = new Set([
-  "pending",
-  "running",
-  "blocked",
-  "completed",
-  "failed",
-  "cancelled",
-]);
+const STATUSES: ReadonlySet<string> = new Set(EXECUTION_STATUSES);
 
 /**
  * The execution named by the first path parameter, for a read: 404 when unknown; an agent caller

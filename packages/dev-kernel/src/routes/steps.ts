@@ -17,7 +17,7 @@ import { json } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
 import { evaluateJudge, type JudgeOutcome } from "../policy/index.js";
 import type { StepRow } from "../store/types.js";
-import { TERMINAL_STEP_STATUSES } from "../store/types.js";
+import { isTerminalStep } from "../store/types.js";
 import { formatTime } from "../time.js";
 import { callerAgent } from "./agent-execution.js";
 import { readableExecution } from "./executions.js";
@@ -46,7 +46,7 @@ function listSteps(ctx: KernelContext, input: RouteInput) {
   const execution = readableExecution(ctx, input);
   const filter = input.query.get("status");
   let rows = ctx.store.listSteps(execution.id);
-  if (filter === "terminal") rows = rows.filter((s) => TERMINAL_STEP_STATUSES.has(s.status));
+  if (filter === "terminal") rows = rows.filter((s) => isTerminalStep(s.status));
   else if (filter !== null && filter !== "") throw invalid(`unknown status filter ${JSON.stringify(filter)}`);
   return json(200, rows.map(stepView));
 }

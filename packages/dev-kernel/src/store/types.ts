@@ -13,27 +13,22 @@
  * - Times are Unix epoch milliseconds from the kernel's injectable clock.
  * - Listing orders are part of the contract and stated on each method.
  */
+import {
+  type ApprovalStatus,
+  type ExecutionStatus,
+  type Idempotency,
+  isTerminalExecutionStatus,
+  type StepKind,
+  type StepStatus,
+  TERMINAL_STEP_STATUSES,
+} from "@rebuno/protocol";
 
-/** Execution status (protocol §1.1). */
-export type ExecutionStatus = "pending" | "running" | "blocked" | "completed" | "failed" | "cancelled";
-/** Step kind. */
-export type StepKind = "tool_call" | "llm_call" | "local";
-/** Step status (protocol §1.2). */
-export type StepStatus =
-  | "proposed"
-  | "allowed"
-  | "executing"
-  | "awaiting_approval"
-  | "succeeded"
-  | "failed"
-  | "denied"
-  | "cancelled";
-/** Step idempotency mode. */
-export type Idempotency = "safe_to_retry" | "at_most_once";
+// The wire vocabularies come from the protocol package; re-exported so store implementations
+// import everything they need from this module.
+export type { ApprovalStatus, ExecutionStatus, Idempotency, StepKind, StepStatus };
+
 /** Dispatch row status (protocol §1.3). */
 export type DispatchStatus = "pending" | "in_flight" | "failed" | "exhausted";
-/** Approval status (protocol §1.4). */
-export type ApprovalStatus = "pending" | "granted" | "denied" | "expired";
 
 /** The subagent relation: the parent execution and its executing step. */
 export interface SpawnedBy {
@@ -327,27 +322,14 @@ export interface Store {
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[];
 }
 
-/** Statuses after which an execution never changes again. */
-export const TERMINAL_EXECUTION_STATUSES: ReadonlySet<ExecutionStatus> = new Set([
-  "completed",
-  "failed",
-  "cancelled",
-]);
-
-/** Statuses after which a step is never overwritten. */
-export const TERMINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
-  "succeeded",
-  "failed",
-  "denied",
-  "cancelled",
-]);
-
-/** True when the execution status is terminal. */
+/** True when the execution status is terminal (`completed`, `failed`, `cancelled`). */
 export function isTerminalExecution(status: ExecutionStatus): boolean {
-  return TERMINAL_EXECUTION_STATUSES.has(status);
+  return isTerminalExecutionStatus(status);
 }
 
-/** True when the step status is terminal. */
+const TERMINAL_STEPS: ReadonlySet<StepStatus> = new Set(TERMINAL_STEP_STATUSES);
+
+/** True when the step status is terminal (`succeeded`, `failed`, `denied`, `cancelled`). */
 export function isTerminalStep(status: StepStatus): boolean {
-  return TERMINAL_STEP_STATUSES.has(status);
+  return TERMINAL_STEPS.has(status);
 }

@@ -35,24 +35,24 @@ export type AgentHandler<In, Out> = (
 ) => Out | Result<Out> | Promise<Out | Result<Out>>;
 
 /** Options of an agent (every one falls back to the environment or a default). */
-export interface AgentOptions<In = unknown> {
+export interface AgentOptions {
   /** Webhook/agent secret; falls back to `REBUNO_AGENT_SECRET`. */
-  readonly secret?: string;
+  readonly secret?: string | undefined;
   /** Kernel base URL; falls back to `REBUNO_URL`. */
-  readonly baseUrl?: string;
+  readonly baseUrl?: string | undefined;
   /** Default `/webhook`. */
-  readonly webhookPath?: string;
+  readonly webhookPath?: string | undefined;
   /** Per-request kernel timeout in ms (default 35 000). */
-  readonly kernelTimeoutMs?: number;
+  readonly kernelTimeoutMs?: number | undefined;
   /** fetch used for kernel calls (an in-process kernel's handler in tests). */
-  readonly fetch?: typeof globalThis.fetch;
-  readonly logger?: Logger;
+  readonly fetch?: typeof globalThis.fetch | undefined;
+  readonly logger?: Logger | undefined;
   /** Validates the execution input; failure fails the execution with `input_invalid: …`. */
-  readonly inputSchema?: StandardSchemaV1<unknown, In>;
+  readonly inputSchema?: StandardSchemaV1 | undefined;
   /** Client `subagent()` uses by default (else one built from REBUNO_URL / REBUNO_API_KEY). */
-  readonly client?: SubagentClient;
+  readonly client?: SubagentClient | undefined;
   /** Where env fallbacks are read from (default `process.env`). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 const DEFAULT_KERNEL_TIMEOUT_MS = 35_000;
@@ -98,10 +98,10 @@ export class Agent<In = unknown, Out = unknown> {
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  constructor(options?: AgentOptions<In>);
-  constructor(id: string, handler: AgentHandler<In, Out>, options?: AgentOptions<In>);
-  constructor(a?: string | AgentOptions<In>, b?: AgentHandler<In, Out>, c?: AgentOptions<In>) {
-    const options: AgentOptions<In> = (typeof a === "string" ? c : a) ?? {};
+  constructor(options?: AgentOptions);
+  constructor(id: string, handler: AgentHandler<In, Out>, options?: AgentOptions);
+  constructor(a?: string | AgentOptions, b?: AgentHandler<In, Out>, c?: AgentOptions) {
+    const options: AgentOptions = (typeof a === "string" ? c : a) ?? {};
     const ctor = new.target as typeof Agent;
     const decorated = agentConfigOf(ctor);
     const id = typeof a === "string" ? a : (decorated?.id ?? ctor.id);

@@ -10,9 +10,9 @@ import { frames, OUTSIDE_HINT } from "./context.js";
 /** Options of {@link step}. */
 export interface StepOptions {
   /** Default `safe_to_retry`. */
-  readonly idempotency?: Idempotency;
+  readonly idempotency?: Idempotency | undefined;
   /** Registered resource keys this step may change. */
-  readonly resources?: readonly string[];
+  readonly resources?: readonly string[] | undefined;
 }
 
 // Specs are immutable, so the common shapes are cached instead of built per call.

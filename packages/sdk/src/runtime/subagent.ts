@@ -28,12 +28,12 @@ export interface SubagentOptions {
    * last completed one. Must differ from the parent's own session; derive it from the parent's
    * id (`researcher:${execution().id}`) so other parents cannot join it.
    */
-  readonly session?: string;
+  readonly session?: string | undefined;
   /**
    * Client used to create the child; default the agent's `client` option, else `new Client()`
    * from REBUNO_URL / REBUNO_API_KEY.
    */
-  readonly client?: SubagentClient;
+  readonly client?: SubagentClient | undefined;
 }
 
 let defaultClient: SubagentClient | undefined;

@@ -49,14 +49,17 @@ export interface ToolMeta {
   readonly body: (this: unknown, args: never) => unknown;
 }
 
-/** An async method taking (at most) one argument object. */
-export type ToolMethod<This, A, R> = (this: This, args: A) => Promise<R>;
+/**
+ * The methods `@tool` accepts: async, with at most one parameter (the argument object). The
+ * decorated method keeps its exact type.
+ */
+export type ToolMethod = (args: never) => Promise<unknown>;
 
 /** The decorator `@tool(...)` returns. */
-export type ToolDecorator = <This, A, R>(
-  value: ToolMethod<This, A, R>,
-  context: ClassMethodDecoratorContext<This, ToolMethod<This, A, R>>,
-) => ToolMethod<This, A, R>;
+export type ToolDecorator = <This, M extends ToolMethod>(
+  value: M,
+  context: ClassMethodDecoratorContext<This>,
+) => M;
 
 /** wrapper function → metadata. Read by Toolbox when it builds its tool list. */
 export const toolMethods: WeakMap<Function, ToolMeta> = new WeakMap();
@@ -99,10 +102,7 @@ function assertNotLegacy(args: readonly unknown[]): void {
  * }
  * ```
  */
-export function tool<This, A, R>(
-  value: ToolMethod<This, A, R>,
-  context: ClassMethodDecoratorContext<This, ToolMethod<This, A, R>>,
-): ToolMethod<This, A, R>;
+export function tool<This, M extends ToolMethod>(value: M, context: ClassMethodDecoratorContext<This>): M;
 export function tool(id?: string, options?: ToolOptions): ToolDecorator;
 export function tool(options: ToolOptions): ToolDecorator;
 export function tool(...args: unknown[]): unknown {
