@@ -73,6 +73,8 @@ export const CreateExecutionRequestSchema = z.strictObject({
   parent_execution_id: optText,
   idempotency_key: optText,
   spawned_by: SpawnedBySchema.nullish(),
+  // Sent by the official Python SDK 0.29.2 (`Client.create(on_behalf_of=…)`); see docs/interop.md O3.
+  on_behalf_of: optText,
 });
 export type CreateExecutionRequest = z.infer<typeof CreateExecutionRequestSchema>;
 
@@ -125,7 +127,9 @@ export const TestPolicyRequestSchema = z.strictObject({
 export type TestPolicyRequest = z.infer<typeof TestPolicyRequestSchema>;
 
 /** `POST /v0/approvals/{id}/grant|deny` (protocol §4.15). */
-export const DecideApprovalRequestSchema = z.strictObject({ decided_by: z.string(), rationale: optText });
+// `decided_by` is optional: the official Python SDK omits it when empty (docs/interop.md O2); the
+// kernel then treats the decider as "" (allowed only when the approval names no approvers).
+export const DecideApprovalRequestSchema = z.strictObject({ decided_by: optText, rationale: optText });
 export type DecideApprovalRequest = z.infer<typeof DecideApprovalRequestSchema>;
 
 /** `POST /v0/api-keys` (protocol §4.16). */

@@ -31,7 +31,8 @@ function decide(grant: boolean) {
       decideApproval(ctx, {
         approvalId: input.params[0]!,
         grant,
-        decidedBy: body.decided_by,
+        // Absent or null `decided_by` (the Python SDK omits an empty one) decides as "" (interop O2).
+        decidedBy: body.decided_by ?? "",
         rationale: body.rationale ?? undefined,
       }),
     );
