@@ -13,7 +13,7 @@
 // `goals: [{ goal, value, pass }]`, `goals: { name: boolean }`, a record whose id ends in
 // `.goals` with boolean fields, or top-level booleans named `goal…`.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,8 +31,18 @@ const BENCHES = [
     args: [],
     quick: ["--iterations", "500", "--warmup", "300"],
   },
-  // kernel.mjs has no reduced mode yet; it ignores --quick and takes ~1 minute on 2 vCPUs.
-  { name: "kernel", file: "bench/kernel.mjs", args: [], quick: ["--quick"] },
+  {
+    name: "kernel",
+    file: "bench/kernel.mjs",
+    args: [],
+    quick: ["--quick"],
+    // kernel.mjs (another owner) has no reduced mode yet and takes over a minute on 2 vCPUs, which
+    // would break the --quick budget; it is picked up automatically once it accepts --quick.
+    skip: () =>
+      QUICK && !readFileSync(join(ROOT, "bench/kernel.mjs"), "utf8").includes('"--quick"')
+        ? "kernel.mjs has no --quick mode yet; run without --quick"
+        : undefined,
+  },
   { name: "sdk", file: "bench/sdk.mjs", args: [], quick: ["--quick"] },
   { name: "micro", file: "bench/micro.mjs", args: [], quick: ["--quick"] },
   {
@@ -76,7 +86,11 @@ function runBench(bench) {
     child.on("close", (code, signal) => {
       clearTimeout(timer);
       if (pending !== "") onLine(pending);
-      resolve({ code: code ?? (signal ? `killed (${signal})` : 1), records, seconds: (Date.now() - started) / 1000 });
+      resolve({
+        code: code ?? (signal ? `killed (${signal})` : 1),
+        records,
+        seconds: (Date.now() - started) / 1000,
+      });
     });
   });
 }
@@ -107,7 +121,8 @@ function goalsOf(record) {
   if (Array.isArray(record.goals)) {
     for (const g of record.goals) rows.push({ id, goal: g.goal, value: g.value, pass: g.pass === true });
   } else if (record.goals !== null && typeof record.goals === "object") {
-    for (const [goal, pass] of Object.entries(record.goals)) rows.push({ id, goal, value: "", pass: pass === true });
+    for (const [goal, pass] of Object.entries(record.goals))
+      rows.push({ id, goal, value: "", pass: pass === true });
   } else if (typeof id === "string" && id.endsWith(".goals")) {
     for (const [goal, pass] of Object.entries(record)) {
       if (typeof pass === "boolean") rows.push({ id, goal, value: "", pass });
@@ -124,8 +139,14 @@ function goalsOf(record) {
 
 async function main() {
   const started = Date.now();
-  const env = { node: process.version, cpus: cpus().length, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
-  console.log(`bench/run.mjs ${QUICK ? "--quick " : ""}on Node ${env.node}, ${env.cpus} CPUs, load ${env.loadavg.join(" ")}`);
+  const env = {
+    node: process.version,
+    cpus: cpus().length,
+    loadavg: loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+  console.log(
+    `bench/run.mjs ${QUICK ? "--quick " : ""}on Node ${env.node}, ${env.cpus} CPUs, load ${env.loadavg.join(" ")}`,
+  );
   const results = {};
   for (const bench of BENCHES) {
     if (ONLY !== undefined && !ONLY.has(bench.name)) continue;
@@ -135,7 +156,9 @@ async function main() {
       results[bench.name] = { skipped };
       continue;
     }
-    console.log(`\n== ${bench.name}: node --expose-gc ${bench.file} ${(QUICK ? bench.quick : bench.args).join(" ")}`);
+    console.log(
+      `\n== ${bench.name}: node --expose-gc ${bench.file} ${(QUICK ? bench.quick : bench.args).join(" ")}`,
+    );
     const r = await runBench(bench);
     results[bench.name] = { exitCode: r.code, seconds: Math.round(r.seconds * 10) / 10, records: r.records };
   }
@@ -159,7 +182,9 @@ async function main() {
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
 
   const width = Math.min(70, Math.max(20, ...rows.map((r) => String(r.goal).length)));
-  console.log(`\n${"bench".padEnd(13)} ${"record".padEnd(14)} ${"goal".padEnd(width)} ${"value".padStart(14)}  result`);
+  console.log(
+    `\n${"bench".padEnd(13)} ${"record".padEnd(14)} ${"goal".padEnd(width)} ${"value".padStart(14)}  result`,
+  );
   for (const r of rows) {
     const value = typeof r.value === "number" ? String(r.value) : String(r.value ?? "");
     console.log(

@@ -119,3 +119,20 @@ export const BODY_TOO_LARGE_MESSAGE = "request body too large";
  * input never reaches recursive code (the canonicalizer, `JSON.stringify`). Deeper → 400.
  */
 export const MAX_JSON_DEPTH = 512;
+
+/*
+ * Interop O1 (docs/interop.md D1), structural — implemented by `setMetadata` and `agentView` in
+ * routes/agents.ts: `PUT /v0/agents/{id}/metadata` replaces the agent's published
+ * metadata as a whole (PUT semantics: an absent or `null` field clears it). The read shape is our
+ * inference: `GET /v0/agents[/{id}]` shows `description` (non-empty string), `input_schema` and
+ * `output_schema` (objects, byte-exact as sent) when set, and omits them otherwise. Re-registering
+ * an agent (`POST /v0/agents`, provisioning) keeps its metadata, like its bundle (§16.22).
+ */
+
+/*
+ * Interop O3 (docs/interop.md D2), structural — `createExecution` and `executionView` in
+ * engine/executions.ts: `on_behalf_of` on create is stored and echoed as `on_behalf_of`
+ * on the Execution JSON when non-empty. `created_by` / `subject_groups` (present in the Python
+ * SDK's model) are not produced: their semantics are unknown. Forks and session turns do not
+ * inherit it (each create names its own subject).
+ */

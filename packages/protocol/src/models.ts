@@ -46,6 +46,8 @@ export interface Execution {
   readonly forkedFrom?: string | undefined;
   readonly forkSeq?: number | undefined;
   readonly restoration?: Readonly<Record<string, RestorationEntry>> | undefined;
+  /** Subject the execution was created for (`on_behalf_of` on create; docs/interop.md O3). */
+  readonly onBehalfOf?: string | undefined;
 }
 
 /** A page of `GET /v0/executions`. */

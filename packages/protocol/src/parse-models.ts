@@ -157,6 +157,7 @@ export function parseExecution(body: unknown): Execution {
     ["parent_execution_id", "parentExecutionId"],
     ["idempotency_key", "idempotencyKey"],
     ["forked_from", "forkedFrom"],
+    ["on_behalf_of", "onBehalfOf"],
   ] as const;
   for (const [wire, model] of texts) {
     const v = optStr(o, wire, E);

@@ -98,6 +98,17 @@ export const RegisterAgentRequestSchema = z.strictObject({
 });
 export type RegisterAgentRequest = z.infer<typeof RegisterAgentRequestSchema>;
 
+/**
+ * `PUT /v0/agents/{id}/metadata`: sent by the official Python SDK 0.29.2 (`KernelClient.set_metadata`)
+ * at agent start-up; not in protocol.md (docs/interop.md D1/O1). The schemas are opaque JSON objects.
+ */
+export const SetAgentMetadataRequestSchema = z.strictObject({
+  description: optText,
+  input_schema: z.record(z.string(), JsonValueSchema).nullish(),
+  output_schema: z.record(z.string(), JsonValueSchema).nullish(),
+});
+export type SetAgentMetadataRequest = z.infer<typeof SetAgentMetadataRequestSchema>;
+
 /** `POST /v0/policies/{agent_id}` (protocol §4.14). */
 export const SetPolicyRequestSchema = z.strictObject({ bundle: z.string() });
 export type SetPolicyRequest = z.infer<typeof SetPolicyRequestSchema>;

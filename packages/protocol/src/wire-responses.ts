@@ -47,6 +47,7 @@ export const ExecutionWire = z.looseObject({
   forked_from: optText,
   fork_seq: optInt,
   restoration: z.record(z.string(), RestorationEntryWire).nullish(),
+  on_behalf_of: optText,
 });
 export type ExecutionWire = z.infer<typeof ExecutionWire>;
 
@@ -133,6 +134,10 @@ export const AgentWire = z.looseObject({
   policy_bundle: optText,
   registered_at: z.string(),
   lease_timeout_seconds: z.number().nullish(),
+  // Published by the agent through `PUT /v0/agents/{id}/metadata` (docs/interop.md O1).
+  description: optText,
+  input_schema: z.record(z.string(), JsonValueSchema).nullish(),
+  output_schema: z.record(z.string(), JsonValueSchema).nullish(),
 });
 export type AgentWire = z.infer<typeof AgentWire>;
 

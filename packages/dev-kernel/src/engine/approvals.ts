@@ -43,9 +43,10 @@ export function decideApproval(ctx: KernelContext, d: ApprovalDecision): void {
     step_id: approval.stepId,
     execution_id: approval.executionId,
     status,
-    decided_by: d.decidedBy,
   };
-  if (d.rationale !== undefined) payload.rationale = d.rationale;
+  // An empty decider (interop O2: the Python SDK omits it) is omitted, never `""`/`null` (D4).
+  if (d.decidedBy !== "") payload.decided_by = d.decidedBy;
+  if (d.rationale !== undefined && d.rationale !== "") payload.rationale = d.rationale;
   appendEvent(ctx, approval.executionId, `approval.${status}`, payload);
   ctx.metrics.inc("rebuno_approvals_total", ["outcome", status]);
   const step = ctx.store.getStep(approval.executionId, approval.stepId);
@@ -111,7 +112,7 @@ export function approvalView(a: ApprovalRow): Record<string, unknown> {
   if (a.approvers !== undefined && a.approvers.length > 0) v.approvers = a.approvers;
   if (a.message !== undefined && a.message !== "") v.message = a.message;
   v.timeout_at = formatTime(a.timeoutAt);
-  if (a.decidedBy !== undefined) v.decided_by = a.decidedBy;
+  if (a.decidedBy !== undefined && a.decidedBy !== "") v.decided_by = a.decidedBy;
   if (a.decidedAt !== undefined) v.decided_at = formatTime(a.decidedAt);
   if (a.rationale !== undefined && a.rationale !== "") v.rationale = a.rationale;
   v.created_at = formatTime(a.createdAt);

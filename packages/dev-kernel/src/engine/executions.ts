@@ -22,6 +22,8 @@ export interface CreateRequest {
   readonly parentExecutionId: string | undefined;
   readonly idempotencyKey: string | undefined;
   readonly spawnedBy: SpawnedBy | undefined;
+  /** Non-empty `on_behalf_of` (interop O3). */
+  readonly onBehalfOf?: string | undefined;
 }
 
 /** Create (or return the idempotent twin of) an execution. `created` is false for a repeat. */
@@ -66,6 +68,7 @@ export function createExecution(
     spawnedBy: req.spawnedBy,
     rateLimitParked: false,
     tokensUsed: 0,
+    onBehalfOf: req.onBehalfOf,
   };
   ctx.store.insertExecution(row);
   const extra: Record<string, unknown> = {};
@@ -131,5 +134,6 @@ export function executionView(e: ExecutionRow): Record<string, unknown> {
   if (e.forkedFrom !== undefined) v.forked_from = e.forkedFrom;
   if (e.forkSeq !== undefined) v.fork_seq = e.forkSeq;
   if (e.restorationJson !== undefined) v.restoration = new RawJson(e.restorationJson);
+  if (e.onBehalfOf !== undefined && e.onBehalfOf !== "") v.on_behalf_of = e.onBehalfOf;
   return v;
 }

@@ -1,16 +1,19 @@
 /** Agent and policy routes (protocol §4.14). */
 import {
+  RawJson,
   RegisterAgentRequestSchema,
+  SetAgentMetadataRequestSchema,
   SetPolicyRequestSchema,
   TestPolicyRequestSchema,
   validateRequest,
 } from "@rebuno/protocol";
 import type { AgentProvision } from "../config.js";
 import type { KernelContext } from "../engine/context.js";
-import { invalid, notFound } from "../errors.js";
+import { forbidden, invalid, notFound } from "../errors.js";
 import { parseBody } from "../http/core.js";
 import { json, noContent } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
+import { callerAgent } from "./agent-execution.js";
 import { parseUuid } from "../ids.js";
 import { REREGISTER_KEEPS_BUNDLE } from "../inferences.js";
 import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "../policy/index.js";
@@ -23,6 +26,10 @@ export function agentView(a: AgentRow): Record<string, unknown> {
   if (a.policyBundle !== undefined) v.policy_bundle = a.policyBundle;
   v.registered_at = formatTime(a.registeredAt);
   if (a.leaseTimeoutSeconds !== undefined) v.lease_timeout_seconds = a.leaseTimeoutSeconds;
+  // Published metadata (interop O1); omitted when unset, never `null` (interop D4).
+  if (a.description !== undefined && a.description !== "") v.description = a.description;
+  if (a.inputSchemaJson !== undefined) v.input_schema = new RawJson(a.inputSchemaJson);
+  if (a.outputSchemaJson !== undefined) v.output_schema = new RawJson(a.outputSchemaJson);
   return v;
 }
 
@@ -56,6 +63,10 @@ export function registerAgent(ctx: KernelContext, p: AgentProvision): AgentRow {
     policyBundle: p.policy ?? (REREGISTER_KEEPS_BUNDLE ? existing?.policyBundle : undefined),
     registeredAt: ctx.clock(),
     leaseTimeoutSeconds: p.leaseTimeoutSeconds,
+    // The agent publishes its metadata itself; an operator re-registering it must not erase it.
+    description: existing?.description,
+    inputSchemaJson: existing?.inputSchemaJson,
+    outputSchemaJson: existing?.outputSchemaJson,
   };
   ctx.store.transaction(() => ctx.store.putAgent(row));
   return row;
@@ -83,6 +94,30 @@ function setPolicy(ctx: KernelContext, input: RouteInput) {
   const agent = agentOr404(ctx, input.params[0]!);
   ctx.policies.compile(body.bundle);
   ctx.store.transaction(() => ctx.store.putAgent({ ...agent, policyBundle: body.bundle }));
+  return noContent();
+}
+
+/**
+ * `PUT /v0/agents/{id}/metadata` (interop O1, not in protocol.md): the official Python SDK publishes
+ * its description and input/output JSON Schemas at start-up. Only the agent itself may write them.
+ */
+function setMetadata(ctx: KernelContext, input: RouteInput) {
+  const id = input.params[0]!;
+  if (callerAgent(input) !== id) throw forbidden("an agent may only publish its own metadata");
+  const { body, raw } = parseBody(input.req, (v) => validateRequest(SetAgentMetadataRequestSchema, v));
+  // Schemas are kept as the raw text sent (store rule: never re-serialize payloads); `null` → unset.
+  const schema = (value: unknown, text: string | undefined) =>
+    value === null || value === undefined ? undefined : text;
+  // PUT replaces the whole metadata: an absent or null field clears it (inferences.ts, O1).
+  ctx.store.transaction(() => {
+    const agent = agentOr404(ctx, id);
+    ctx.store.putAgent({
+      ...agent,
+      description: body.description ?? undefined,
+      inputSchemaJson: schema(body.input_schema, raw.input_schema),
+      outputSchemaJson: schema(body.output_schema, raw.output_schema),
+    });
+  });
   return noContent();
 }
 
@@ -223,6 +258,7 @@ export const agentRoutes: readonly Route[] = [
     scopes: ["agents:read"],
     handler: (ctx, input) => json(200, agentView(agentOr404(ctx, input.params[0]!))),
   },
+  { method: "PUT", path: "/v0/agents/:name/metadata", auth: "hmac", handler: setMetadata },
   {
     method: "DELETE",
     path: "/v0/agents/:name",

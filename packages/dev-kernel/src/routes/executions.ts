@@ -51,6 +51,7 @@ function create(ctx: KernelContext, input: RouteInput) {
   const inputJson = raw.input;
   const session = optional(body.session);
   const idempotencyKey = optional(body.idempotency_key);
+  const onBehalfOf = optional(body.on_behalf_of);
   const { execution, created } = ctx.store.transaction(() =>
     createExecution(ctx, {
       agentId: body.agent_id,
@@ -60,6 +61,7 @@ function create(ctx: KernelContext, input: RouteInput) {
       parentExecutionId,
       idempotencyKey: idempotencyKey === "" ? undefined : idempotencyKey,
       spawnedBy,
+      onBehalfOf: onBehalfOf === "" ? undefined : onBehalfOf,
     }),
   );
   return json(created ? 201 : IDEMPOTENT_REPEAT_CREATE_STATUS, executionView(execution));

@@ -66,6 +66,8 @@ export interface ExecutionRow {
   readonly rateLimitParked: boolean;
   /** Token meter: sum of `input_tokens + output_tokens` recorded on this execution's steps. */
   readonly tokensUsed: number;
+  /** Subject named by `on_behalf_of` at create (interop O3); never empty. */
+  readonly onBehalfOf?: string | undefined;
 }
 
 /** Filter and keyset page for {@link Store.listExecutions}. */
@@ -158,6 +160,12 @@ export interface AgentRow {
   readonly policyBundle?: string | undefined;
   readonly registeredAt: number;
   readonly leaseTimeoutSeconds?: number | undefined;
+  /** Published by the agent itself (`PUT /v0/agents/{id}/metadata`, docs/interop.md O1). */
+  readonly description?: string | undefined;
+  /** Raw JSON text of the agent's published input JSON Schema (an object). */
+  readonly inputSchemaJson?: string | undefined;
+  /** Raw JSON text of the agent's published output JSON Schema (an object). */
+  readonly outputSchemaJson?: string | undefined;
 }
 
 /** A scoped API key. Only the sha256 of its token is stored. */
