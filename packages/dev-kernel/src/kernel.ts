@@ -7,6 +7,7 @@ import type { KernelContext } from "./engine/context.js";
 import { Dispatcher } from "./engine/dispatcher.js";
 import { Maintenance } from "./engine/maintenance.js";
 import { PolicyCache } from "./engine/policies.js";
+import { ConnectionTracker } from "./http/connections.js";
 import { createCoreHandler } from "./http/core.js";
 import { serveFetch } from "./http/fetch-adapter.js";
 import { createNodeListener } from "./http/node-adapter.js";
@@ -73,12 +74,18 @@ async function openStore(option: DevKernelOptions["store"]): Promise<Store> {
   return option;
 }
 
+/** Shared between the kernel object and its context: set once `close()` begins. */
+interface Lifecycle {
+  closing: boolean;
+}
+
 class RunningKernel implements DevKernel {
   url: string | undefined;
   private server: Server | undefined;
-  private closed = false;
+  private connections: ConnectionTracker | undefined;
 
   constructor(
+    private readonly lifecycle: Lifecycle,
     private readonly ctx: KernelContext,
     private readonly core: CoreHandler,
     private readonly dispatcher: Dispatcher,
@@ -109,6 +116,7 @@ class RunningKernel implements DevKernel {
       createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
     );
     this.server = server;
+    this.connections = new ConnectionTracker(server);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port ?? 0, host, () => {
@@ -133,8 +141,9 @@ class RunningKernel implements DevKernel {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.lifecycle.closing) return;
+    // From here on /v0/ready answers 503, so a load balancer stops routing to us.
+    this.lifecycle.closing = true;
     this.maintenance.stop();
     // Stop accepting connections first; requests already being served finish.
     const server = this.server;
@@ -142,8 +151,9 @@ class RunningKernel implements DevKernel {
       server === undefined
         ? Promise.resolve()
         : new Promise<void>((resolve) => server.close(() => resolve()));
-    // Idle keep-alive sockets would otherwise hold close() until their timeout.
-    server?.closeIdleConnections();
+    // Idle keep-alive sockets (and sockets that become idle later, such as an SSE stream's once
+    // it ends below) would otherwise hold close() until their keep-alive timeout.
+    this.connections?.drain();
     await this.dispatcher.stop();
     // Open SSE responses never end by themselves.
     for (const [end, stop] of [...this.ctx.openStreams]) {
@@ -169,6 +179,7 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
       console.error(`rebuno-dev: ${where}:`, err);
     });
   let dispatcher: Dispatcher | undefined;
+  const lifecycle: Lifecycle = { closing: false };
   const ctx: KernelContext = {
     store,
     clock,
@@ -182,6 +193,7 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
     fetch: options.dispatch?.fetch ?? (((request: Request) => globalThis.fetch(request)) satisfies FetchLike),
     replicaId: `rebuno-dev-${randomUUID().slice(0, 8)}`,
     wakeDispatcher: () => dispatcher?.wake(),
+    isClosing: () => lifecycle.closing,
     reportError: onError,
   };
   for (const agent of options.agents ?? []) registerAgent(ctx, agent);
@@ -202,5 +214,5 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
   ]);
   maintenance.start();
   dispatcher.start();
-  return new RunningKernel(ctx, core, dispatcher, maintenance);
+  return new RunningKernel(lifecycle, ctx, core, dispatcher, maintenance);
 }

@@ -77,6 +77,22 @@ describe("tool calls", () => {
   });
   // #endregion
 
+  it("submits nothing when the framework's abort signal already fired", async () => {
+    const t = new ToolTestContext();
+    const billing = new Billing();
+    const controller = new AbortController();
+    controller.abort(new Error("user pressed stop"));
+    const charge = billing.tools.find((x) => x.name === "charge")!;
+    await expect(
+      t.run(() => charge.execute({ cents: 5 }, { toolCallId: "call_1", abortSignal: controller.signal })),
+    ).rejects.toThrow("user pressed stop");
+    expect(t.submitted).toEqual([]);
+    expect(billing.charges).toEqual([]);
+    await expect(t.run(() => charge.execute({ cents: 6 }, { toolCallId: "call_2" }))).resolves.toMatchObject({
+      cents: 6,
+    });
+  });
+
   it("honours a custom denial formatter (which may throw)", async () => {
     const strict = defineTool({
       name: "strict",

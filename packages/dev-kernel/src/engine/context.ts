@@ -24,6 +24,8 @@ export interface KernelContext {
   readonly replicaId: string;
   /** Nudge the delivery loop: a dispatch became due. Safe to call inside a transaction. */
   wakeDispatcher(): void;
+  /** True once `close()` began (readiness answers 503 from then on). */
+  isClosing(): boolean;
   /** Report an error from background work. */
   reportError(error: unknown, where: string): void;
 }

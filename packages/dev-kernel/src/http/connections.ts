@@ -11,6 +11,15 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
+/**
+ * Close a socket without losing what was written: `end()` flushes the queued bytes (a response
+ * that just finished may still sit in the socket's buffer) and sends FIN; destroy once flushed,
+ * so a client that never closes its side cannot hold the server open.
+ */
+function release(socket: Socket): void {
+  socket.end(() => socket.destroy());
+}
+
 /** Tracks the sockets of one server. Attach right after `createServer`. */
 export class ConnectionTracker {
   /** Requests in flight per open socket (0 = idle keep-alive connection). */
@@ -34,7 +43,7 @@ export class ConnectionTracker {
       const n = (this.inFlight.get(socket) ?? 1) - 1;
       if (!this.inFlight.has(socket)) return;
       this.inFlight.set(socket, n);
-      if (this.draining && n === 0) socket.destroy();
+      if (this.draining && n === 0) release(socket);
     });
   }
 
@@ -44,7 +53,7 @@ export class ConnectionTracker {
    */
   drain(): void {
     this.draining = true;
-    for (const [socket, n] of this.inFlight) if (n === 0) socket.destroy();
+    for (const [socket, n] of this.inFlight) if (n === 0) release(socket);
   }
 
   /** Open sockets (for tests and diagnostics). */

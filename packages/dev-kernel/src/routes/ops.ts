@@ -29,7 +29,13 @@ function metrics(ctx: KernelContext) {
 /** Routes of this family. */
 export const opsRoutes: readonly Route[] = [
   { method: "GET", path: "/v0/health", auth: "none", handler: () => json(200, { status: "ok" }) },
-  // The dev kernel has no external dependency to ping: it is ready while it runs.
-  { method: "GET", path: "/v0/ready", auth: "none", handler: () => json(200, { status: "ready" }) },
+  // The dev kernel has no external dependency to ping: it is ready while it runs, and answers
+  // 503 once close() began (requests in flight still finish, new work should go elsewhere).
+  {
+    method: "GET",
+    path: "/v0/ready",
+    auth: "none",
+    handler: (ctx) => (ctx.isClosing() ? json(503, { status: "unavailable" }) : json(200, { status: "ready" })),
+  },
   { method: "GET", path: "/metrics", auth: "none", handler: metrics },
 ];

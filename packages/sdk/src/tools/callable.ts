@@ -13,7 +13,16 @@ import type { ToolSpec } from "./tool-spec.js";
  *
  * @throws Error when no execution is active (sdk-surface §2 text plus how to fix it).
  */
-export function callTool(spec: ToolSpec, body: CallBody, self: unknown, args: unknown): Promise<unknown> {
+export function callTool(
+  spec: ToolSpec,
+  body: CallBody,
+  self: unknown,
+  args: unknown,
+  options?: ToolCallOptions,
+): Promise<unknown> {
+  // A framework that already gave up on this call (its abort signal fired) must not start a
+  // recorded effect: nothing is submitted, so nothing is left for the kernel to replay or orphan.
+  if (options?.abortSignal?.aborted === true) return Promise.reject(options.abortSignal.reason);
   const frame = frames.getStore();
   if (frame === undefined) {
     return Promise.reject(
@@ -40,8 +49,8 @@ export function createToolObject<Args, Out>(
 ): RebunoTool<Args, Out> {
   const execute =
     prepare === undefined
-      ? (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, args)
-      : (args: Args, _options?: ToolCallOptions) => callTool(spec, body, self, prepare(args));
+      ? (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, args, options)
+      : (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, prepare(args), options);
   const enumerable = (value: unknown): PropertyDescriptor => ({
     value,
     enumerable: true,
