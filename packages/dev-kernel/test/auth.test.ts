@@ -183,4 +183,18 @@ describe.each(stores)("auth ($name store)", (store) => {
     expect(m.text).toContain('rebuno_http_requests_total{code="201"} 1');
     expect(m.text).toMatch(/# TYPE rebuno_dispatch_queue_depth gauge/);
   });
+
+  test("ready answers 503 unavailable once close() began (while it drains a delivery)", async () => {
+    h = await Harness.start(store);
+    const release = h.holdWebhooks();
+    await h.create();
+    // The delivery is in flight (held), so close() cannot finish before we ask.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closing = h.kernel.close();
+    const r = await h.client("GET", "/v0/ready");
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({ status: "unavailable" });
+    release();
+    await closing;
+  });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { Store } from "../src/store/types.js";
@@ -13,8 +14,10 @@ export interface StoreFactory {
 }
 
 const tempDirs: string[] = [];
-process.once("exit", () => {
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+// Registered while the importing test file is collected, so it runs after that file's tests.
+// (A process "exit" listener does not run when vitest tears its worker down, leaving the dirs.)
+afterAll(() => {
+  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 function tempDb(): string {

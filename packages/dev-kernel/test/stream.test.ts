@@ -134,4 +134,22 @@ describe.each(stores)("stream ($name store)", (store) => {
     const end = await reader.read();
     expect(end.done).toBe(true);
   });
+
+  // Regression: the socket an SSE response used became idle only after close() ended the
+  // stream, so server.close() waited for its 5 s keep-alive timeout.
+  test.each(["cancelled", "still open"])("close() is prompt after a socket stream (%s)", async (mode) => {
+    h = await Harness.start(store);
+    const base = await h.kernel.listen();
+    const { id } = await h.started();
+    // A keep-alive request on its own connection too (idle at close time).
+    expect((await fetch(`${base}/v0/health`)).status).toBe(200);
+    const res = await fetch(`${base}/v0/executions/${id}/stream`);
+    const reader = res.body!.getReader();
+    if (mode === "cancelled") await reader.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const t0 = performance.now();
+    await h.kernel.close();
+    expect(performance.now() - t0).toBeLessThan(500);
+    if (mode === "still open") expect((await reader.read()).done).toBe(true);
+  });
 });
