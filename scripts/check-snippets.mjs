@@ -24,7 +24,10 @@ const region = (file, name) => {
   const end = lines.findIndex((l, i) => i > start && l.trim().startsWith("// #endregion"));
   const body = lines.slice(start + 1, end);
   const indent = Math.min(...body.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
-  return body.map((l) => l.slice(indent)).join("\n").trim();
+  return body
+    .map((l) => l.slice(indent))
+    .join("\n")
+    .trim();
 };
 
 let problems = 0;

@@ -31,22 +31,28 @@ describe("package topology", () => {
     expect(packages.map((p) => p.json.name).sort()).toEqual(Object.keys(ALLOWED).sort());
   });
 
-  test.each(packages.map((p) => [p.json.name, p.json] as const))("%s depends only on allowed packages", (name, json) => {
-    const ours = Object.keys({ ...json.dependencies, ...json.peerDependencies }).filter((d) =>
-      d.startsWith("@rebuno/"),
-    );
-    for (const dep of ours) expect(ALLOWED[name], `${name} -> ${dep}`).toContain(dep);
-    for (const dep of ["@rebuno/dev-kernel", "@rebuno/testing"]) {
-      if (name !== "@rebuno/testing") expect(Object.keys(json.dependencies ?? {})).not.toContain(dep);
-    }
-  });
+  test.each(packages.map((p) => [p.json.name, p.json] as const))(
+    "%s depends only on allowed packages",
+    (name, json) => {
+      const ours = Object.keys({ ...json.dependencies, ...json.peerDependencies }).filter((d) =>
+        d.startsWith("@rebuno/"),
+      );
+      for (const dep of ours) expect(ALLOWED[name], `${name} -> ${dep}`).toContain(dep);
+      for (const dep of ["@rebuno/dev-kernel", "@rebuno/testing"]) {
+        if (name !== "@rebuno/testing") expect(Object.keys(json.dependencies ?? {})).not.toContain(dep);
+      }
+    },
+  );
 
-  test.each(packages.map((p) => [p.json.name, p.json] as const))("%s is ESM-only with a single entry", (_name, json) => {
-    expect(json.type).toBe("module");
-    expect(Object.keys(json.exports)).toEqual([".", "./package.json"]);
-    expect(json.exports["."]).toEqual({ types: "./dist/index.d.ts", default: "./dist/index.js" });
-    expect(json.engines.node).toBe(">=20.19");
-  });
+  test.each(packages.map((p) => [p.json.name, p.json] as const))(
+    "%s is ESM-only with a single entry",
+    (_name, json) => {
+      expect(json.type).toBe("module");
+      expect(Object.keys(json.exports)).toEqual([".", "./package.json"]);
+      expect(json.exports["."]).toEqual({ types: "./dist/index.d.ts", default: "./dist/index.js" });
+      expect(json.engines.node).toBe(">=20.19");
+    },
+  );
 
   test("no source file uses `export *`", () => {
     for (const { dir } of packages) {

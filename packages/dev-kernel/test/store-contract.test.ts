@@ -78,7 +78,9 @@ describe.each(factories)("%s store", (_name, make) => {
     expect(store.appendEvent("e1", "a", "{}", 1)).toBe(1);
     expect(store.appendEvent("e2", "a", "{}", 1)).toBe(1);
     expect(store.appendEvent("e1", "b", '{"x":1.50}', 1)).toBe(2);
-    expect(store.listEvents("e1", 1, 10).map((e) => [e.seq, e.type, e.payloadJson])).toEqual([[2, "b", '{"x":1.50}']]);
+    expect(store.listEvents("e1", 1, 10).map((e) => [e.seq, e.type, e.payloadJson])).toEqual([
+      [2, "b", '{"x":1.50}'],
+    ]);
     store.close();
   });
 
@@ -132,7 +134,9 @@ describe.each(factories)("%s store", (_name, make) => {
     const store = make();
     store.insertExecution(execution("p"));
     store.insertStep(step("p", "s1"));
-    store.insertExecution(execution("c1", { status: "completed", spawnedBy: { executionId: "p", stepId: "s1" } }));
+    store.insertExecution(
+      execution("c1", { status: "completed", spawnedBy: { executionId: "p", stepId: "s1" } }),
+    );
     expect(store.listUnsettledSubagents().map((e) => e.id)).toEqual(["c1"]);
     store.updateStep(step("p", "s1", { status: "succeeded" }));
     expect(store.listUnsettledSubagents()).toEqual([]);

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { GroupCommit } from "./group-commit.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -84,19 +85,22 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 `;
 
 type Row = { row: string };
-const parseRow = <T>(r: Row | undefined): T | undefined => (r === undefined ? undefined : (JSON.parse(r.row) as T));
+const parseRow = <T>(r: Row | undefined): T | undefined =>
+  r === undefined ? undefined : (JSON.parse(r.row) as T);
 const parseRows = <T>(rs: Row[]): T[] => rs.map((r) => JSON.parse(r.row) as T);
 
 /**
  * {@link Store} on SQLite (better-sqlite3, WAL). better-sqlite3 is synchronous, which is exactly
- * what the store contract needs: a request's reads and writes run in one SQLite transaction
- * without yielding to the event loop. A kernel killed with SIGKILL and restarted on the same file
- * finds every acknowledged write: a response is only sent after its transaction committed.
+ * what the store contract needs: a request's reads and writes run in one transaction without
+ * yielding to the event loop. Transactions are group-committed (group-commit.ts): each runs under
+ * a SAVEPOINT of a batch that commits at the end of the event-loop turn. A kernel killed with
+ * SIGKILL and restarted on the same file finds every acknowledged write, because nothing is
+ * acknowledged before `whenDurable()` resolved (the HTTP core and the dispatcher await it).
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts = new Map<string, Database.Statement>();
-  private depth = 0;
+  private readonly batches: GroupCommit;
   private closed = false;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -109,6 +113,13 @@ export class SqliteStore implements Store {
     this.db.pragma("foreign_keys = OFF");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    const db = this.db;
+    this.batches = new GroupCommit({
+      exec: (sql) => this.q(sql).run(),
+      get inTransaction() {
+        return db.inTransaction;
+      },
+    });
   }
 
   /** Prepared statements are cached by their SQL text: preparing costs far more than running. */
@@ -122,25 +133,18 @@ export class SqliteStore implements Store {
   }
 
   transaction<T>(fn: () => T): T {
-    // Nested calls join the outer transaction (the contract), so only the outermost one begins.
-    if (this.depth > 0) return fn();
-    this.depth++;
-    this.q("BEGIN IMMEDIATE").run();
-    try {
-      const out = fn();
-      this.q("COMMIT").run();
-      return out;
-    } catch (err) {
-      if (this.db.inTransaction) this.q("ROLLBACK").run();
-      throw err;
-    } finally {
-      this.depth--;
-    }
+    return this.batches.transaction(fn);
+  }
+
+  whenDurable(): Promise<void> {
+    return this.batches.whenDurable();
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // Answers waiting on the open batch are released by this commit (or fail with it).
+    this.batches.commit();
     this.db.close();
   }
 
@@ -166,13 +170,9 @@ export class SqliteStore implements Store {
   }
 
   updateExecution(row: ExecutionRow): void {
-    const r = this.q("UPDATE executions SET status = ?, deadline_at = ?, updated_at = ?, row = ? WHERE id = ?").run(
-      row.status,
-      row.deadlineAt ?? null,
-      row.updatedAt,
-      JSON.stringify(row),
-      row.id,
-    );
+    const r = this.q(
+      "UPDATE executions SET status = ?, deadline_at = ?, updated_at = ?, row = ? WHERE id = ?",
+    ).run(row.status, row.deadlineAt ?? null, row.updatedAt, JSON.stringify(row), row.id);
     if (r.changes === 0) throw new Error(`execution ${row.id} does not exist`);
   }
 
@@ -182,9 +182,10 @@ export class SqliteStore implements Store {
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
     return parseRow(
-      this.q("SELECT row FROM executions WHERE agent_id = ? AND idempotency_key = ?").get(agentId, idempotencyKey) as
-        | Row
-        | undefined,
+      this.q("SELECT row FROM executions WHERE agent_id = ? AND idempotency_key = ?").get(
+        agentId,
+        idempotencyKey,
+      ) as Row | undefined,
     );
   }
 
@@ -200,7 +201,9 @@ export class SqliteStore implements Store {
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    return parseRows(this.q("SELECT row FROM executions WHERE session = ? ORDER BY created_at, id").all(session) as Row[]);
+    return parseRows(
+      this.q("SELECT row FROM executions WHERE session = ? ORDER BY created_at, id").all(session) as Row[],
+    );
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
@@ -211,7 +214,9 @@ export class SqliteStore implements Store {
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
     return parseRows(
-      this.q(`SELECT row FROM executions WHERE deadline_at <= ? AND status NOT IN ${TERMINAL}`).all(now) as Row[],
+      this.q(`SELECT row FROM executions WHERE deadline_at <= ? AND status NOT IN ${TERMINAL}`).all(
+        now,
+      ) as Row[],
     );
   }
 
@@ -264,7 +269,12 @@ export class SqliteStore implements Store {
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
     const rows = this.q(
       "SELECT seq, type, payload, occurred_at FROM events WHERE execution_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-    ).all(executionId, afterSeq, limit) as { seq: number; type: string; payload: string; occurred_at: number }[];
+    ).all(executionId, afterSeq, limit) as {
+      seq: number;
+      type: string;
+      payload: string;
+      occurred_at: number;
+    }[];
     return rows.map((r) => ({
       executionId,
       seq: r.seq,
@@ -308,7 +318,9 @@ export class SqliteStore implements Store {
   }
 
   listSteps(executionId: string): StepRow[] {
-    return parseRows(this.q("SELECT row FROM steps WHERE execution_id = ? ORDER BY step_id").all(executionId) as Row[]);
+    return parseRows(
+      this.q("SELECT row FROM steps WHERE execution_id = ? ORDER BY step_id").all(executionId) as Row[],
+    );
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
@@ -339,7 +351,13 @@ export class SqliteStore implements Store {
     return r?.consumed;
   }
 
-  setOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string, consumed: number): void {
+  setOccurrence(
+    dispatchId: string,
+    kind: StepKind,
+    target: string,
+    argsHash: string,
+    consumed: number,
+  ): void {
     this.q(
       `INSERT INTO occurrences (dispatch_id, kind, target, args_hash, consumed) VALUES (?,?,?,?,?)
        ON CONFLICT (dispatch_id, kind, target, args_hash) DO UPDATE SET consumed = excluded.consumed`,
@@ -397,7 +415,9 @@ export class SqliteStore implements Store {
   }
 
   nextDispatchDueAt(): number | undefined {
-    const r = this.q("SELECT MIN(next_attempt_at) AS m FROM dispatches WHERE status IN ('pending','failed')").get() as {
+    const r = this.q(
+      "SELECT MIN(next_attempt_at) AS m FROM dispatches WHERE status IN ('pending','failed')",
+    ).get() as {
       m: number | null;
     };
     return r.m ?? undefined;
@@ -414,14 +434,9 @@ export class SqliteStore implements Store {
   // --- approvals ------------------------------------------------------------------------------
 
   insertApproval(row: ApprovalRow): void {
-    this.q("INSERT INTO approvals (id, execution_id, step_id, status, timeout_at, row) VALUES (?,?,?,?,?,?)").run(
-      row.id,
-      row.executionId,
-      row.stepId,
-      row.status,
-      row.timeoutAt,
-      JSON.stringify(row),
-    );
+    this.q(
+      "INSERT INTO approvals (id, execution_id, step_id, status, timeout_at, row) VALUES (?,?,?,?,?,?)",
+    ).run(row.id, row.executionId, row.stepId, row.status, row.timeoutAt, JSON.stringify(row));
   }
 
   updateApproval(row: ApprovalRow): void {
@@ -439,7 +454,8 @@ export class SqliteStore implements Store {
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
-    if (status === undefined) return parseRows(this.q("SELECT row FROM approvals ORDER BY ord").all() as Row[]);
+    if (status === undefined)
+      return parseRows(this.q("SELECT row FROM approvals ORDER BY ord").all() as Row[]);
     return parseRows(this.q("SELECT row FROM approvals WHERE status = ? ORDER BY ord").all(status) as Row[]);
   }
 
@@ -461,17 +477,18 @@ export class SqliteStore implements Store {
 
   listExpiredApprovals(now: number): ApprovalRow[] {
     return parseRows(
-      this.q("SELECT row FROM approvals WHERE status = 'pending' AND timeout_at <= ? ORDER BY ord").all(now) as Row[],
+      this.q("SELECT row FROM approvals WHERE status = 'pending' AND timeout_at <= ? ORDER BY ord").all(
+        now,
+      ) as Row[],
     );
   }
 
   // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
-    this.q("INSERT INTO agents (id, row) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET row = excluded.row").run(
-      row.id,
-      JSON.stringify(row),
-    );
+    this.q(
+      "INSERT INTO agents (id, row) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET row = excluded.row",
+    ).run(row.id, JSON.stringify(row));
   }
 
   getAgent(id: string): AgentRow | undefined {
@@ -489,7 +506,11 @@ export class SqliteStore implements Store {
   // --- api keys -------------------------------------------------------------------------------
 
   insertApiKey(row: ApiKeyRow): void {
-    this.q("INSERT INTO api_keys (id, token_hash, row) VALUES (?,?,?)").run(row.id, row.tokenHash, JSON.stringify(row));
+    this.q("INSERT INTO api_keys (id, token_hash, row) VALUES (?,?,?)").run(
+      row.id,
+      row.tokenHash,
+      JSON.stringify(row),
+    );
   }
 
   updateApiKey(row: ApiKeyRow): void {
@@ -506,7 +527,9 @@ export class SqliteStore implements Store {
   }
 
   findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return parseRow(this.q("SELECT row FROM api_keys WHERE token_hash = ?").get(tokenHash) as Row | undefined);
+    return parseRow(
+      this.q("SELECT row FROM api_keys WHERE token_hash = ?").get(tokenHash) as Row | undefined,
+    );
   }
 
   listApiKeys(): ApiKeyRow[] {
@@ -525,12 +548,16 @@ export class SqliteStore implements Store {
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
     return parseRow(
-      this.q("SELECT row FROM resources WHERE execution_id = ? AND key = ?").get(executionId, key) as Row | undefined,
+      this.q("SELECT row FROM resources WHERE execution_id = ? AND key = ?").get(executionId, key) as
+        | Row
+        | undefined,
     );
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return parseRows(this.q("SELECT row FROM resources WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[]);
+    return parseRows(
+      this.q("SELECT row FROM resources WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[],
+    );
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
@@ -560,10 +587,15 @@ export class SqliteStore implements Store {
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
     if (key === undefined) {
-      return parseRows(this.q("SELECT row FROM checkpoints WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[]);
+      return parseRows(
+        this.q("SELECT row FROM checkpoints WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[],
+      );
     }
     return parseRows(
-      this.q("SELECT row FROM checkpoints WHERE execution_id = ? AND key = ? ORDER BY ord").all(executionId, key) as Row[],
+      this.q("SELECT row FROM checkpoints WHERE execution_id = ? AND key = ? ORDER BY ord").all(
+        executionId,
+        key,
+      ) as Row[],
     );
   }
 }
