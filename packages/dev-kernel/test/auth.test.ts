@@ -191,10 +191,14 @@ describe.each(stores)("auth ($name store)", (store) => {
     // The delivery is in flight (held), so close() cannot finish before we ask.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const closing = h.kernel.close();
-    const r = await h.client("GET", "/v0/ready");
+    let r: Awaited<ReturnType<Harness["client"]>>;
+    try {
+      r = await h.client("GET", "/v0/ready");
+    } finally {
+      release();
+      await closing;
+    }
     expect(r.status).toBe(503);
     expect(r.body).toEqual({ status: "unavailable" });
-    release();
-    await closing;
   });
 });

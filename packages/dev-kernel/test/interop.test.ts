@@ -30,7 +30,16 @@ const METADATA_RAW =
  * Keys whose values are user JSON (any value, `null` included, is legitimate there) — everything
  * else in an Execution, StepDecision, Step, Approval, Agent or Event must never be `null` (D4).
  */
-const OPAQUE = new Set(["input", "output", "args", "result", "error", "state", "input_schema", "output_schema"]);
+const OPAQUE = new Set([
+  "input",
+  "output",
+  "args",
+  "result",
+  "error",
+  "state",
+  "input_schema",
+  "output_schema",
+]);
 
 /** Paths of every `null` outside opaque values. */
 function nullPaths(value: unknown, path = "$"): string[] {
@@ -61,15 +70,23 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     });
     expect(one.body).not.toHaveProperty("output_schema");
     // Byte-exact (the `1.0` literal survives; spacing is the stored raw text's).
-    expect(one.text).toContain('"input_schema":{"type": "object", "properties": {"n": {"type": "number"}}, "x": 1.0}');
+    expect(one.text).toContain(
+      '"input_schema":{"type": "object", "properties": {"n": {"type": "number"}}, "x": 1.0}',
+    );
     expect(parseAgent(one.body).id).toBe("alpha");
     const list = await h.client("GET", "/v0/agents");
     expect(list.body.find((a: { id: string }) => a.id === "alpha").description).toBe("interop tools agent");
     expect(list.body.find((a: { id: string }) => a.id === "beta")).not.toHaveProperty("description");
     // Re-registering the agent keeps its metadata; a new PUT replaces all of it.
-    await h.client("POST", "/v0/agents", { id: "alpha", webhook_url: "http://agents.test/alpha", secret: "alpha-secret" });
+    await h.client("POST", "/v0/agents", {
+      id: "alpha",
+      webhook_url: "http://agents.test/alpha",
+      secret: "alpha-secret",
+    });
     expect((await h.client("GET", "/v0/agents/alpha")).body.description).toBe("interop tools agent");
-    const second = await h.agent("PUT", "/v0/agents/alpha/metadata", { body: { output_schema: { type: "string" } } });
+    const second = await h.agent("PUT", "/v0/agents/alpha/metadata", {
+      body: { output_schema: { type: "string" } },
+    });
     expect(second.status).toBe(204);
     const after = (await h.client("GET", "/v0/agents/alpha")).body;
     expect(after).toMatchObject({ output_schema: { type: "string" } });
@@ -79,10 +96,15 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
 
   test("O1: another agent's id → 403, bad bodies → 400, unsigned → 401; nothing stored", async () => {
     h = await Harness.start(store, { agents });
-    const other = await h.agent("PUT", "/v0/agents/alpha/metadata", { agentId: "beta", body: { description: "x" } });
+    const other = await h.agent("PUT", "/v0/agents/alpha/metadata", {
+      agentId: "beta",
+      body: { description: "x" },
+    });
     expect(other.status).toBe(403);
     expect(other.body.code).toBe("forbidden");
-    const unknown = await h.agent("PUT", "/v0/agents/alpha/metadata", { body: { description: "x", version: 2 } });
+    const unknown = await h.agent("PUT", "/v0/agents/alpha/metadata", {
+      body: { description: "x", version: 2 },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.code).toBe("validation_error");
     const notObject = await h.agent("PUT", "/v0/agents/alpha/metadata", { body: { input_schema: [1] } });
@@ -92,7 +114,9 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     const agent = (await h.client("GET", "/v0/agents/alpha")).body;
     expect(agent).not.toHaveProperty("description");
     // A metadata PUT needs no lease (the SDK sends none at start-up).
-    expect((await h.agent("PUT", "/v0/agents/beta/metadata", { agentId: "beta", body: {} })).status).toBe(204);
+    expect((await h.agent("PUT", "/v0/agents/beta/metadata", { agentId: "beta", body: {} })).status).toBe(
+      204,
+    );
   });
 
   test("O2: decided_by is optional — allowed without approvers, 403 with them; empty rationale", async () => {
@@ -117,12 +141,18 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     const reviewed = await h.submit(id, leaseOf(w), { kind: "tool_call", target: "refund", args: {} });
     expect(reviewed.body.decision).toBe("blocked");
     const before = await h.eventTypes(id);
-    const refused = await h.client("POST", `/v0/approvals/${reviewed.body.approval_id}/grant`, '{"rationale":"ok"}');
+    const refused = await h.client(
+      "POST",
+      `/v0/approvals/${reviewed.body.approval_id}/grant`,
+      '{"rationale":"ok"}',
+    );
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe("forbidden");
     expect((await h.client("GET", `/v0/approvals/${reviewed.body.approval_id}`)).body.status).toBe("pending");
     expect(await h.eventTypes(id)).toEqual(before);
-    const granted = await h.client("POST", `/v0/approvals/${reviewed.body.approval_id}/grant`, { decided_by: "alice" });
+    const granted = await h.client("POST", `/v0/approvals/${reviewed.body.approval_id}/grant`, {
+      decided_by: "alice",
+    });
     expect(granted.status).toBe(204);
   });
 
@@ -144,7 +174,9 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
       expect(e.status).toBe(201);
       expect(e.body).not.toHaveProperty("on_behalf_of");
     }
-    expect((await h.client("POST", "/v0/executions", { agent_id: "alpha", on_behalf_of: 7 })).status).toBe(400);
+    expect((await h.client("POST", "/v0/executions", { agent_id: "alpha", on_behalf_of: 7 })).status).toBe(
+      400,
+    );
   });
 
   test("D13: /previous always carries `state`, null when there is none", async () => {
@@ -153,7 +185,10 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     const alone = await h.client("GET", `/v0/executions/${first.id}/previous`);
     expect(alone.text).toBe('{"state":null}\n');
     // A parent that completed with neither output nor state (and a JSON-null state).
-    await h.agent("POST", `/v0/executions/${first.id}/complete`, { raw: '{"state":null}', lease: first.lease });
+    await h.agent("POST", `/v0/executions/${first.id}/complete`, {
+      raw: '{"state":null}',
+      lease: first.lease,
+    });
     const next = await h.create("alpha", { session: "s" });
     expect(next.parent_execution_id).toBe(first.id);
     const empty = await h.client("GET", `/v0/executions/${next.id}/previous`);
@@ -171,7 +206,11 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     const nulls = '"agent_version":null,"session":null,"idempotency_key":null,"parent_execution_id":null';
     const created = keep(
       "create",
-      await h.client("POST", "/v0/executions", `{"agent_id":"alpha","input":null,${nulls},"spawned_by":null,"on_behalf_of":null}`),
+      await h.client(
+        "POST",
+        "/v0/executions",
+        `{"agent_id":"alpha","input":null,${nulls},"spawned_by":null,"on_behalf_of":null}`,
+      ),
     );
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -179,19 +218,31 @@ describe.each(stores)("interop with the official Python SDK ($name store)", (sto
     await h.agent("PUT", "/v0/agents/alpha/metadata", {
       raw: '{"description":null,"input_schema":null,"output_schema":null}',
     });
-    const proceed = keep("proceed", await h.submit(id, lease, { kind: "tool_call", target: "t", args: null }));
+    const proceed = keep(
+      "proceed",
+      await h.submit(id, lease, { kind: "tool_call", target: "t", args: null }),
+    );
     keep("deny", await h.submit(id, lease, { kind: "tool_call", target: "rm", args: {} }));
-    keep("fail step", await h.agent("POST", `/v0/executions/${id}/steps/${proceed.body.step_id}/fail`, {
-      raw: '{"error":null,"captures":null,"capture_failures":null}',
-      lease,
-    }));
+    keep(
+      "fail step",
+      await h.agent("POST", `/v0/executions/${id}/steps/${proceed.body.step_id}/fail`, {
+        raw: '{"error":null,"captures":null,"capture_failures":null}',
+        lease,
+      }),
+    );
     const llm = keep("llm", await h.submit(id, lease, { kind: "llm_call", target: "m", args: { p: null } }));
-    keep("complete step", await h.agent("POST", `/v0/executions/${id}/steps/${llm.body.step_id}/complete`, {
-      raw: '{"result":null,"captures":null}',
-      lease,
-    }));
+    keep(
+      "complete step",
+      await h.agent("POST", `/v0/executions/${id}/steps/${llm.body.step_id}/complete`, {
+        raw: '{"result":null,"captures":null}',
+        lease,
+      }),
+    );
     keep("replay", await h.submit(id, lease, { kind: "tool_call", target: "t", args: null }));
-    const blocked = keep("blocked", await h.submit(id, lease, { kind: "tool_call", target: "deploy", args: {} }));
+    const blocked = keep(
+      "blocked",
+      await h.submit(id, lease, { kind: "tool_call", target: "deploy", args: {} }),
+    );
     keep("approval", await h.client("GET", `/v0/approvals/${blocked.body.approval_id}`));
     h.advance(61_000);
     await h.kernel.tick();

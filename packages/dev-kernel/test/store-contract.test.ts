@@ -69,6 +69,52 @@ describe.each(factories)("%s store", (_name, make) => {
     store.close();
   });
 
+  test("a throwing transaction after a successful one undoes only its own writes", async () => {
+    const store = make();
+    const agent = { id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 };
+    const d: DispatchRow = {
+      id: "d1",
+      executionId: "e1",
+      status: "in_flight",
+      attempt: 1,
+      maxAttempts: 5,
+      nextAttemptAt: 0,
+      lockedAt: 10,
+      leaseMs: 1000,
+      createdAt: 0,
+    };
+    store.insertExecution(execution("e1"));
+    // Same event-loop turn: the SQLite store runs both in one batch, the second under a savepoint.
+    store.transaction(() => {
+      store.putAgent(agent);
+      store.insertDispatch(d);
+      store.appendEvent("e1", "a", "{}", 1);
+      store.insertStep(step("e1", "s1"));
+    });
+    expect(() =>
+      store.transaction(() => {
+        store.putAgent({ ...agent, secret: "changed" });
+        store.updateDispatch({ ...d, lockedAt: 20 }); // a lease renewal
+        store.updateDispatch({ ...d, lockedAt: 30, status: "failed" });
+        store.appendEvent("e1", "b", "{}", 2);
+        store.updateStep(step("e1", "s1", { status: "succeeded" }));
+        store.updateExecution(execution("e1", { status: "completed" }));
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(store.getAgent("a")?.secret).toBe("s");
+    expect(store.getDispatch("d1")).toMatchObject({ status: "in_flight", lockedAt: 10 });
+    expect(store.listExpiredLeases(1011).map((x) => x.id)).toEqual(["d1"]);
+    expect(store.lastEventSeq("e1")).toBe(1);
+    expect(store.getStep("e1", "s1")?.status).toBe("executing");
+    expect(store.getExecution("e1")?.status).toBe("running");
+    store.transaction(() => store.updateDispatch({ ...d, lockedAt: 500 }));
+    expect(store.listExpiredLeases(1011)).toEqual([]);
+    expect(store.getDispatch("d1")?.lockedAt).toBe(500);
+    await store.whenDurable();
+    store.close();
+  });
+
   test("payload texts come back byte-exact and events are gap-free per execution", () => {
     const store = make();
     store.insertExecution(execution("e1"));
@@ -127,6 +173,45 @@ describe.each(factories)("%s store", (_name, make) => {
     expect(store.getOccurrence("d1", "tool_call", "t", "h")).toBe(1);
     store.clearOccurrences("d1");
     expect(store.getOccurrence("d1", "tool_call", "t", "h")).toBeUndefined();
+    // Counters are per (kind, target, argsHash); exhausting a dispatch drops its counters only.
+    store.setOccurrence("d1", "tool_call", "t", "h", 2);
+    store.setOccurrence("d1", "tool_call", "t", "h2", 0);
+    store.setOccurrence("d1", "local", "t", "h", 4);
+    store.setOccurrence("d3", "tool_call", "t", "h", 7);
+    expect(store.getOccurrence("d1", "tool_call", "t", "h")).toBe(2);
+    expect(store.getOccurrence("d1", "tool_call", "t", "h2")).toBe(0);
+    expect(store.getOccurrence("d1", "local", "t", "h")).toBe(4);
+    expect(store.getOccurrence("d1", "tool_call", "u", "h")).toBeUndefined();
+    store.transaction(() => store.updateDispatch(d("d1", { status: "exhausted" })));
+    expect(store.getOccurrence("d1", "tool_call", "t", "h")).toBeUndefined();
+    expect(store.getOccurrence("d1", "local", "t", "h")).toBeUndefined();
+    expect(store.getOccurrence("d3", "tool_call", "t", "h")).toBe(7);
+    store.close();
+  });
+
+  test("rows keep equal raw JSON texts after compaction, and a rollback restores counters", () => {
+    const store = make();
+    const args = `{"big": ${"1.0, ".repeat(20)}2}`;
+    const body = `{"args":${args},"pad":"${"x".repeat(100)}"}`;
+    const sliced = body.slice(8, 8 + args.length);
+    store.insertExecution(execution("e1", { inputJson: sliced }));
+    store.insertStep(step("e1", "s1", { argsJson: sliced }));
+    store.updateStep(
+      step("e1", "s1", { argsJson: sliced, resultJson: JSON.stringify({ r: "y".repeat(40) }) }),
+    );
+    expect(store.getStep("e1", "s1")!.argsJson).toBe(args);
+    expect(store.getStep("e1", "s1")!.resultJson).toBe(`{"r":"${"y".repeat(40)}"}`);
+    expect(store.getExecution("e1")!.inputJson).toBe(args);
+    store.setOccurrence("d9", "tool_call", "t", "h", 0);
+    expect(() =>
+      store.transaction(() => {
+        store.setOccurrence("d9", "tool_call", "t", "h", 1);
+        store.setOccurrence("d9", "tool_call", "t", "h3", 0);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(store.getOccurrence("d9", "tool_call", "t", "h")).toBe(0);
+    expect(store.getOccurrence("d9", "tool_call", "t", "h3")).toBeUndefined();
     store.close();
   });
 

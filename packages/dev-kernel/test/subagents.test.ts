@@ -82,7 +82,8 @@ describe.each(stores)("subagents ($name store)", (store) => {
     expect(done.status).toBe(204);
     const step = await h.client("GET", `/v0/executions/${p.id}/steps/${p.stepId}`);
     expect(step.body).toMatchObject({ status: "succeeded", result: { found: 3 } });
-    expect((await h.eventTypes(p.id)).slice(-3)).toEqual([
+    // The redelivery may already have been acknowledged by now (delivery races this read).
+    expect((await h.eventTypes(p.id)).filter((t) => t !== "dispatch.acked").slice(-3)).toEqual([
       "step.succeeded",
       "execution.resumed",
       "dispatch.queued",

@@ -172,6 +172,16 @@ export class Dispatcher {
       [HEADER_SIGNATURE]: webhookSignature(secret, body),
     };
     if (WEBHOOK_EXTRA_HEADERS.includes("execution_id")) headers[HEADER_EXECUTION_ID] = row.executionId;
+    // A webhook acknowledges the claim and the writes that queued it (a new execution, a resume):
+    // never send one for writes a crash could still lose (group commit, see Store.whenDurable).
+    try {
+      await this.ctx.store.whenDurable();
+    } catch (err) {
+      // The claim was rolled back with its batch; the row is still due and will be claimed again.
+      this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
+      this.ctx.reportError(err, "dispatch");
+      return;
+    }
     let ok = false;
     try {
       const request = new Request(url, {

@@ -45,6 +45,8 @@ export type SubmitResult =
   | { readonly kind: "decision"; readonly body: StepDecision }
   | { readonly kind: "needs_judge"; readonly ruleId: string; readonly judge: PolicyJudge };
 
+const NO_RESOURCES: readonly string[] = Object.freeze([]);
+
 const INDETERMINATE_ERROR =
   '{"message":"outcome unknown: this may already have taken effect. Check the state before continuing.","reason":"indeterminate"}';
 const INDETERMINATE_RETRY_REASON = "prior attempt outcome unknown; retry refused";
@@ -94,7 +96,9 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
 
   if (execution.status === "blocked") return decision({ decision: "execution_blocked" });
   const now = ctx.clock();
-  const resources = req.kind === "llm_call" ? [] : [...new Set(req.resources)];
+  // One shared empty list: most steps declare no resources and the row lives as long as the run.
+  const resources =
+    req.kind === "llm_call" || req.resources.length === 0 ? NO_RESOURCES : [...new Set(req.resources)];
   const base: StepRow = {
     executionId: execution.id,
     stepId,
@@ -110,8 +114,8 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
   };
 
   if (req.idempotency === "at_most_once") {
-    const prior = ctx.store.listStepsForCall(execution.id, req.kind, req.target, argsHash);
-    if (prior.some((s) => s.status === "failed" && isIndeterminate(s.errorJson))) {
+    const prior = ctx.store.listFailedStepsForCall(execution.id, req.kind, req.target, argsHash);
+    if (prior.some((s) => isIndeterminate(s.errorJson))) {
       recordProposed(ctx, base);
       const denied: StepRow = {
         ...base,

@@ -41,6 +41,15 @@ export function createCoreHandler(ctx: KernelContext, routes: readonly Route[]):
     } catch (err) {
       response = toErrorResponse(ctx, err);
     }
+    // Durability fence: no answer leaves before the writes it could reflect are committed (the
+    // SQLite store group-commits at the end of the event-loop turn). Both adapters and
+    // `kernel.handle` go through here, so none of them can acknowledge a write that a SIGKILL
+    // would lose. Error answers wait too: they may describe state another request just wrote.
+    try {
+      await ctx.store.whenDurable();
+    } catch (err) {
+      response = toErrorResponse(ctx, err);
+    }
     ctx.metrics.inc("rebuno_http_requests_total", ["code", String(response.status)]);
     return response;
   };

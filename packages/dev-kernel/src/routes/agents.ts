@@ -13,12 +13,12 @@ import { forbidden, invalid, notFound } from "../errors.js";
 import { parseBody } from "../http/core.js";
 import { json, noContent } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
-import { callerAgent } from "./agent-execution.js";
 import { parseUuid } from "../ids.js";
 import { REREGISTER_KEEPS_BUNDLE } from "../inferences.js";
 import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "../policy/index.js";
 import type { AgentRow, ExecutionRow, StepKind } from "../store/types.js";
 import { formatTime, parseTime } from "../time.js";
+import { callerAgent } from "./agent-execution.js";
 
 /** The Agent JSON object (secret never included). */
 export function agentView(a: AgentRow): Record<string, unknown> {

@@ -35,7 +35,8 @@ export const opsRoutes: readonly Route[] = [
     method: "GET",
     path: "/v0/ready",
     auth: "none",
-    handler: (ctx) => (ctx.isClosing() ? json(503, { status: "unavailable" }) : json(200, { status: "ready" })),
+    handler: (ctx) =>
+      ctx.isClosing() ? json(503, { status: "unavailable" }) : json(200, { status: "ready" }),
   },
   { method: "GET", path: "/metrics", auth: "none", handler: metrics },
 ];

@@ -1,3 +1,5 @@
+import { compactExecution, compactStep, compactString } from "./compact.js";
+import { insertSorted, pushIndex, removeIndex, removeSorted } from "./memory-indexes.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -18,52 +20,21 @@ import { isTerminalExecution } from "./types.js";
 
 type Undo = () => void;
 
+const DURABLE: Promise<void> = Promise.resolve();
+
 // Keys joined with NUL: ids, kinds and hashes never contain it, so the join is unambiguous enough
 // for targets too (a target containing NUL would only collide with another NUL-bearing target).
 const SEP = "\u0000";
 
-function callKey(kind: StepKind, target: string, argsHash: string): string {
-  return kind + SEP + target + SEP + argsHash;
-}
+/**
+ * Occurrence counters of one dispatch: `kind NUL target` → argsHash → highest consumed occurrence.
+ * Keyed by the argsHash string itself (the one the step row keeps) rather than a joined key, so a
+ * counter costs a map entry and no string of its own.
+ */
+type Occurrences = Map<string, Map<string, number>>;
 
 function byStepId(a: StepRow, b: StepRow): number {
   return a.stepId < b.stepId ? -1 : a.stepId > b.stepId ? 1 : 0;
-}
-
-/** Insert `id` into the ascending array `ids`; ids are usually generated in order, so check the end first. */
-function insertSorted(ids: string[], id: string): void {
-  const n = ids.length;
-  if (n === 0 || ids[n - 1]! < id) {
-    ids.push(id);
-    return;
-  }
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  ids.splice(lo, 0, id);
-}
-
-function removeSorted(ids: string[], id: string): void {
-  const i = ids.indexOf(id);
-  if (i >= 0) ids.splice(i, 1);
-}
-
-function pushIndex(map: Map<string, string[]>, key: string, id: string): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [id]);
-  else list.push(id);
-}
-
-function removeIndex(map: Map<string, string[]>, key: string, id: string): void {
-  const list = map.get(key);
-  if (list === undefined) return;
-  const i = list.indexOf(id);
-  if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) map.delete(key);
 }
 
 /**
@@ -80,7 +51,7 @@ export class MemoryStore implements Store {
   private readonly children = new Map<string, string[]>();
   private readonly events = new Map<string, EventRow[]>();
   private readonly steps = new Map<string, Map<string, StepRow>>();
-  private readonly occurrences = new Map<string, Map<string, number>>();
+  private readonly occurrences = new Map<string, Occurrences>();
   private readonly dispatches = new Map<string, DispatchRow>();
   private readonly dispatchesByExecution = new Map<string, string[]>();
   private readonly activeDispatches = new Set<string>();
@@ -103,6 +74,11 @@ export class MemoryStore implements Store {
     } finally {
       this.journal = undefined;
     }
+  }
+
+  /** Nothing is ever more durable than it is now: resolved at once. */
+  whenDurable(): Promise<void> {
+    return DURABLE;
   }
 
   close(): void {}
@@ -132,8 +108,9 @@ export class MemoryStore implements Store {
 
   // --- executions -----------------------------------------------------------------------------
 
-  insertExecution(row: ExecutionRow): void {
-    if (this.executions.has(row.id)) throw new Error(`execution ${row.id} already exists`);
+  insertExecution(given: ExecutionRow): void {
+    if (this.executions.has(given.id)) throw new Error(`execution ${given.id} already exists`);
+    const row = compactExecution(given, undefined);
     this.executions.set(row.id, row);
     insertSorted(this.executionIds, row.id);
     if (row.idempotencyKey !== undefined)
@@ -155,7 +132,7 @@ export class MemoryStore implements Store {
     const prev = this.executions.get(row.id);
     if (prev === undefined) throw new Error(`execution ${row.id} does not exist`);
     // Indexed fields (agent, key, session, spawned_by) are immutable after creation.
-    this.setIn(this.executions, row.id, row);
+    this.setIn(this.executions, row.id, compactExecution(row, prev));
   }
 
   getExecution(id: string): ExecutionRow | undefined {
@@ -280,7 +257,8 @@ export class MemoryStore implements Store {
       this.setIn(this.events, executionId, list);
     }
     const seq = list.length + 1;
-    list.push({ executionId, seq, type, payloadJson, occurredAt });
+    // Payloads live as long as the execution: keep a flat copy, not JSON.stringify's rope.
+    list.push({ executionId, seq, type, payloadJson: compactString(payloadJson), occurredAt });
     const owned = list;
     this.undo(() => {
       owned.pop();
@@ -314,13 +292,14 @@ export class MemoryStore implements Store {
   insertStep(row: StepRow): void {
     const m = this.stepMap(row.executionId, true)!;
     if (m.has(row.stepId)) throw new Error(`step ${row.stepId} already exists`);
-    this.setIn(m, row.stepId, row);
+    this.setIn(m, row.stepId, compactStep(row, undefined));
   }
 
   updateStep(row: StepRow): void {
     const m = this.stepMap(row.executionId, false);
-    if (m === undefined || !m.has(row.stepId)) throw new Error(`step ${row.stepId} does not exist`);
-    this.setIn(m, row.stepId, row);
+    const prev = m?.get(row.stepId);
+    if (m === undefined || prev === undefined) throw new Error(`step ${row.stepId} does not exist`);
+    this.setIn(m, row.stepId, compactStep(row, prev));
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
@@ -340,12 +319,13 @@ export class MemoryStore implements Store {
     return out.sort(byStepId);
   }
 
-  listStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
+  listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
     const m = this.steps.get(executionId);
     if (m === undefined) return [];
     const out: StepRow[] = [];
     for (const s of m.values()) {
-      if (s.kind === kind && s.target === target && s.argsHash === argsHash) out.push(s);
+      if (s.status === "failed" && s.kind === kind && s.target === target && s.argsHash === argsHash)
+        out.push(s);
     }
     return out.sort(byStepId);
   }
@@ -353,7 +333,10 @@ export class MemoryStore implements Store {
   // --- occurrence counters --------------------------------------------------------------------
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
-    return this.occurrences.get(dispatchId)?.get(callKey(kind, target, argsHash));
+    return this.occurrences
+      .get(dispatchId)
+      ?.get(kind + SEP + target)
+      ?.get(argsHash);
   }
 
   setOccurrence(
@@ -363,12 +346,18 @@ export class MemoryStore implements Store {
     argsHash: string,
     consumed: number,
   ): void {
-    let m = this.occurrences.get(dispatchId);
-    if (m === undefined) {
-      m = new Map();
-      this.setIn(this.occurrences, dispatchId, m);
+    let byCall = this.occurrences.get(dispatchId);
+    if (byCall === undefined) {
+      byCall = new Map();
+      this.setIn(this.occurrences, dispatchId, byCall);
     }
-    this.setIn(m, callKey(kind, target, argsHash), consumed);
+    const call = kind + SEP + target;
+    let byArgs = byCall.get(call);
+    if (byArgs === undefined) {
+      byArgs = new Map();
+      this.setIn(byCall, call, byArgs);
+    }
+    this.setIn(byArgs, argsHash, consumed);
   }
 
   clearOccurrences(dispatchId: string): void {
@@ -398,6 +387,8 @@ export class MemoryStore implements Store {
     if (!this.dispatches.has(row.id)) throw new Error(`dispatch ${row.id} does not exist`);
     this.setIn(this.dispatches, row.id, row);
     this.trackActive(row);
+    // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
+    if (row.status === "exhausted") this.deleteIn(this.occurrences, row.id);
   }
 
   getDispatch(id: string): DispatchRow | undefined {

@@ -1,93 +1,17 @@
-import Database from "better-sqlite3";
-import { GroupCommit } from "./group-commit.js";
+import { parseRow, parseRows, type Row, SqliteConnection, stepKey } from "./sqlite-base.js";
+import { TERMINAL } from "./sqlite-schema.js";
 import type {
-  AgentRow,
-  ApiKeyRow,
-  ApprovalRow,
-  ApprovalStatus,
-  CheckpointRow,
   DispatchRow,
   EventRow,
   ExecutionListQuery,
   ExecutionRow,
-  ResourceRow,
   StepKind,
   StepRow,
   StepStatus,
   Store,
 } from "./types.js";
 
-/** Options for {@link SqliteStore}. */
-export interface SqliteStoreOptions {
-  /**
-   * `NORMAL` (default) survives a process crash (SIGKILL) without losing a committed transaction:
-   * in WAL mode the log is written before commit returns, only an OS crash can lose the tail.
-   * `FULL` also fsyncs on every commit, for power-loss durability.
-   */
-  readonly synchronous?: "NORMAL" | "FULL";
-  /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
-  readonly nativeBinding?: string;
-}
-
-const TERMINAL = "('completed','failed','cancelled')";
-
-// Each table keeps the whole row as JSON (`row`) plus the columns its queries filter or sort on.
-// Rows are small plain values, so one JSON column is simpler than mapping every field to a column,
-// and payload texts inside it (`*Json` fields) stay byte-exact because they are JSON strings.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS executions (
-  id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, status TEXT NOT NULL, session TEXT,
-  idempotency_key TEXT, parent_id TEXT, parent_step_id TEXT, deadline_at INTEGER,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, row TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS executions_idem ON executions(agent_id, idempotency_key)
-  WHERE idempotency_key IS NOT NULL;
-CREATE INDEX IF NOT EXISTS executions_session ON executions(session, created_at, id) WHERE session IS NOT NULL;
-CREATE INDEX IF NOT EXISTS executions_parent ON executions(parent_id, created_at, id) WHERE parent_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS executions_deadline ON executions(deadline_at) WHERE deadline_at IS NOT NULL;
-CREATE TABLE IF NOT EXISTS events (
-  execution_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
-  occurred_at INTEGER NOT NULL, PRIMARY KEY (execution_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS steps (
-  execution_id TEXT NOT NULL, step_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
-  args_hash TEXT NOT NULL, status TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (execution_id, step_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS steps_call ON steps(execution_id, kind, target, args_hash);
-CREATE TABLE IF NOT EXISTS occurrences (
-  dispatch_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL, args_hash TEXT NOT NULL,
-  consumed INTEGER NOT NULL, PRIMARY KEY (dispatch_id, kind, target, args_hash)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS dispatches (
-  id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL, next_attempt_at INTEGER NOT NULL,
-  locked_at INTEGER, lease_ms INTEGER NOT NULL, created_at INTEGER NOT NULL, row TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS dispatches_execution ON dispatches(execution_id, created_at, id);
-CREATE INDEX IF NOT EXISTS dispatches_due ON dispatches(next_attempt_at) WHERE status IN ('pending','failed');
-CREATE INDEX IF NOT EXISTS dispatches_leases ON dispatches(status) WHERE status = 'in_flight';
-CREATE TABLE IF NOT EXISTS approvals (
-  ord INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, execution_id TEXT NOT NULL,
-  step_id TEXT NOT NULL, status TEXT NOT NULL, timeout_at INTEGER NOT NULL, row TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS approvals_execution ON approvals(execution_id, status);
-CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, row TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS api_keys (
-  ord INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, token_hash TEXT NOT NULL UNIQUE, row TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS resources (
-  ord INTEGER PRIMARY KEY AUTOINCREMENT, execution_id TEXT NOT NULL, key TEXT NOT NULL, row TEXT NOT NULL,
-  UNIQUE (execution_id, key)
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-  ord INTEGER PRIMARY KEY AUTOINCREMENT, execution_id TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL,
-  row TEXT NOT NULL, UNIQUE (execution_id, key, seq)
-);
-`;
-
-type Row = { row: string };
-const parseRow = <T>(r: Row | undefined): T | undefined =>
-  r === undefined ? undefined : (JSON.parse(r.row) as T);
-const parseRows = <T>(rs: Row[]): T[] => rs.map((r) => JSON.parse(r.row) as T);
+export type { SqliteStoreOptions } from "./sqlite-base.js";
 
 /**
  * {@link Store} on SQLite (better-sqlite3, WAL). better-sqlite3 is synchronous, which is exactly
@@ -97,57 +21,7 @@ const parseRows = <T>(rs: Row[]): T[] => rs.map((r) => JSON.parse(r.row) as T);
  * SIGKILL and restarted on the same file finds every acknowledged write, because nothing is
  * acknowledged before `whenDurable()` resolved (the HTTP core and the dispatcher await it).
  */
-export class SqliteStore implements Store {
-  private readonly db: Database.Database;
-  private readonly stmts = new Map<string, Database.Statement>();
-  private readonly batches: GroupCommit;
-  private closed = false;
-
-  constructor(path: string, options: SqliteStoreOptions = {}) {
-    this.db = new Database(
-      path,
-      options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding },
-    );
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
-    this.db.pragma("foreign_keys = OFF");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(SCHEMA);
-    const db = this.db;
-    this.batches = new GroupCommit({
-      exec: (sql) => this.q(sql).run(),
-      get inTransaction() {
-        return db.inTransaction;
-      },
-    });
-  }
-
-  /** Prepared statements are cached by their SQL text: preparing costs far more than running. */
-  private q(sql: string): Database.Statement {
-    let s = this.stmts.get(sql);
-    if (s === undefined) {
-      s = this.db.prepare(sql);
-      this.stmts.set(sql, s);
-    }
-    return s;
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.batches.transaction(fn);
-  }
-
-  whenDurable(): Promise<void> {
-    return this.batches.whenDurable();
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    // Answers waiting on the open batch are released by this commit (or fail with it).
-    this.batches.commit();
-    this.db.close();
-  }
-
+export class SqliteStore extends SqliteConnection implements Store {
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
@@ -167,6 +41,7 @@ export class SqliteStore implements Store {
       row.updatedAt,
       JSON.stringify(row),
     );
+    this.executionCache.set(row.id, row);
   }
 
   updateExecution(row: ExecutionRow): void {
@@ -174,10 +49,17 @@ export class SqliteStore implements Store {
       "UPDATE executions SET status = ?, deadline_at = ?, updated_at = ?, row = ? WHERE id = ?",
     ).run(row.status, row.deadlineAt ?? null, row.updatedAt, JSON.stringify(row), row.id);
     if (r.changes === 0) throw new Error(`execution ${row.id} does not exist`);
+    this.executionCache.set(row.id, row);
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return parseRow(this.q("SELECT row FROM executions WHERE id = ?").get(id) as Row | undefined);
+    const cached = this.executionCache.get(id);
+    if (cached !== undefined) return cached;
+    const row = parseRow<ExecutionRow>(
+      this.q("SELECT row FROM executions WHERE id = ?").get(id) as Row | undefined,
+    );
+    if (row !== undefined) this.executionCache.set(id, row);
+    return row;
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
@@ -249,6 +131,11 @@ export class SqliteStore implements Store {
         this.q(`DELETE FROM ${table} WHERE execution_id = ?`).run(id);
       }
       this.q("DELETE FROM executions WHERE id = ?").run(id);
+      this.lastSeqCache.delete(id);
+      this.executionCache.delete(id);
+      // Its steps and dispatches are keyed otherwise; deletions are rare (retention), start over.
+      this.stepCache.clear();
+      this.dispatchCache.clear();
     });
   }
 
@@ -263,6 +150,7 @@ export class SqliteStore implements Store {
       payloadJson,
       occurredAt,
     );
+    this.lastSeqCache.set(executionId, seq);
     return seq;
   }
 
@@ -285,10 +173,14 @@ export class SqliteStore implements Store {
   }
 
   lastEventSeq(executionId: string): number {
+    const cached = this.lastSeqCache.get(executionId);
+    if (cached !== undefined) return cached;
     const r = this.q("SELECT MAX(seq) AS m FROM events WHERE execution_id = ?").get(executionId) as {
       m: number | null;
     };
-    return r.m ?? 0;
+    const seq = r.m ?? 0;
+    this.lastSeqCache.set(executionId, seq);
+    return seq;
   }
 
   // --- steps ----------------------------------------------------------------------------------
@@ -297,6 +189,7 @@ export class SqliteStore implements Store {
     this.q(
       "INSERT INTO steps (execution_id, step_id, kind, target, args_hash, status, row) VALUES (?,?,?,?,?,?,?)",
     ).run(row.executionId, row.stepId, row.kind, row.target, row.argsHash, row.status, JSON.stringify(row));
+    this.stepCache.set(stepKey(row.executionId, row.stepId), row);
   }
 
   updateStep(row: StepRow): void {
@@ -307,14 +200,20 @@ export class SqliteStore implements Store {
       row.stepId,
     );
     if (r.changes === 0) throw new Error(`step ${row.stepId} does not exist`);
+    this.stepCache.set(stepKey(row.executionId, row.stepId), row);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return parseRow(
+    const key = stepKey(executionId, stepId);
+    const cached = this.stepCache.get(key);
+    if (cached !== undefined) return cached;
+    const row = parseRow<StepRow>(
       this.q("SELECT row FROM steps WHERE execution_id = ? AND step_id = ?").get(executionId, stepId) as
         | Row
         | undefined,
     );
+    if (row !== undefined) this.stepCache.set(key, row);
+    return row;
   }
 
   listSteps(executionId: string): StepRow[] {
@@ -334,10 +233,14 @@ export class SqliteStore implements Store {
     );
   }
 
-  listStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
+  listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
     return parseRows(
       this.q(
-        "SELECT row FROM steps WHERE execution_id = ? AND kind = ? AND target = ? AND args_hash = ? ORDER BY step_id",
+        // INDEXED BY: without statistics the planner prefers the primary key (execution_id
+        // prefix) for the ORDER BY, i.e. a scan of every step of the execution.
+        `SELECT row FROM steps INDEXED BY steps_failed_call
+         WHERE execution_id = ? AND kind = ? AND target = ? AND args_hash = ? AND status = 'failed'
+         ORDER BY step_id`,
       ).all(executionId, kind, target, argsHash) as Row[],
     );
   }
@@ -384,17 +287,47 @@ export class SqliteStore implements Store {
       row.createdAt,
       JSON.stringify(row),
     );
+    this.dispatchCache.set(row.id, row);
   }
 
   updateDispatch(row: DispatchRow): void {
-    const r = this.q(
-      "UPDATE dispatches SET status = ?, next_attempt_at = ?, locked_at = ?, lease_ms = ?, row = ? WHERE id = ?",
-    ).run(row.status, row.nextAttemptAt, row.lockedAt ?? null, row.leaseMs, JSON.stringify(row), row.id);
+    const prev = this.dispatchCache.get(row.id);
+    // A lease renewal (every accepted agent write) changes only `locked_at`: leaving the indexed
+    // columns out of the SET list spares SQLite rewriting their index entries (a WAL frame each).
+    const r =
+      prev !== undefined &&
+      prev.status === row.status &&
+      prev.nextAttemptAt === row.nextAttemptAt &&
+      prev.leaseMs === row.leaseMs
+        ? this.q("UPDATE dispatches SET locked_at = ?, row = ? WHERE id = ?").run(
+            row.lockedAt ?? null,
+            JSON.stringify(row),
+            row.id,
+          )
+        : this.q(
+            "UPDATE dispatches SET status = ?, next_attempt_at = ?, locked_at = ?, lease_ms = ?, row = ? WHERE id = ?",
+          ).run(
+            row.status,
+            row.nextAttemptAt,
+            row.lockedAt ?? null,
+            row.leaseMs,
+            JSON.stringify(row),
+            row.id,
+          );
     if (r.changes === 0) throw new Error(`dispatch ${row.id} does not exist`);
+    this.dispatchCache.set(row.id, row);
+    // Counters of an exhausted dispatch are never read again (store contract).
+    if (row.status === "exhausted") this.clearOccurrences(row.id);
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return parseRow(this.q("SELECT row FROM dispatches WHERE id = ?").get(id) as Row | undefined);
+    const cached = this.dispatchCache.get(id);
+    if (cached !== undefined) return cached;
+    const row = parseRow<DispatchRow>(
+      this.q("SELECT row FROM dispatches WHERE id = ?").get(id) as Row | undefined,
+    );
+    if (row !== undefined) this.dispatchCache.set(id, row);
+    return row;
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
@@ -428,174 +361,6 @@ export class SqliteStore implements Store {
       this.q(
         "SELECT row FROM dispatches WHERE status = 'in_flight' AND COALESCE(locked_at, 0) + lease_ms < ?",
       ).all(now) as Row[],
-    );
-  }
-
-  // --- approvals ------------------------------------------------------------------------------
-
-  insertApproval(row: ApprovalRow): void {
-    this.q(
-      "INSERT INTO approvals (id, execution_id, step_id, status, timeout_at, row) VALUES (?,?,?,?,?,?)",
-    ).run(row.id, row.executionId, row.stepId, row.status, row.timeoutAt, JSON.stringify(row));
-  }
-
-  updateApproval(row: ApprovalRow): void {
-    const r = this.q("UPDATE approvals SET status = ?, timeout_at = ?, row = ? WHERE id = ?").run(
-      row.status,
-      row.timeoutAt,
-      JSON.stringify(row),
-      row.id,
-    );
-    if (r.changes === 0) throw new Error(`approval ${row.id} does not exist`);
-  }
-
-  getApproval(id: string): ApprovalRow | undefined {
-    return parseRow(this.q("SELECT row FROM approvals WHERE id = ?").get(id) as Row | undefined);
-  }
-
-  listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
-    if (status === undefined)
-      return parseRows(this.q("SELECT row FROM approvals ORDER BY ord").all() as Row[]);
-    return parseRows(this.q("SELECT row FROM approvals WHERE status = ? ORDER BY ord").all(status) as Row[]);
-  }
-
-  listPendingApprovals(executionId: string): ApprovalRow[] {
-    return parseRows(
-      this.q("SELECT row FROM approvals WHERE execution_id = ? AND status = 'pending' ORDER BY ord").all(
-        executionId,
-      ) as Row[],
-    );
-  }
-
-  findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return parseRow(
-      this.q(
-        "SELECT row FROM approvals WHERE execution_id = ? AND step_id = ? AND status = 'pending' ORDER BY ord LIMIT 1",
-      ).get(executionId, stepId) as Row | undefined,
-    );
-  }
-
-  listExpiredApprovals(now: number): ApprovalRow[] {
-    return parseRows(
-      this.q("SELECT row FROM approvals WHERE status = 'pending' AND timeout_at <= ? ORDER BY ord").all(
-        now,
-      ) as Row[],
-    );
-  }
-
-  // --- agents ---------------------------------------------------------------------------------
-
-  putAgent(row: AgentRow): void {
-    this.q(
-      "INSERT INTO agents (id, row) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET row = excluded.row",
-    ).run(row.id, JSON.stringify(row));
-  }
-
-  getAgent(id: string): AgentRow | undefined {
-    return parseRow(this.q("SELECT row FROM agents WHERE id = ?").get(id) as Row | undefined);
-  }
-
-  listAgents(): AgentRow[] {
-    return parseRows(this.q("SELECT row FROM agents ORDER BY id").all() as Row[]);
-  }
-
-  deleteAgent(id: string): void {
-    this.q("DELETE FROM agents WHERE id = ?").run(id);
-  }
-
-  // --- api keys -------------------------------------------------------------------------------
-
-  insertApiKey(row: ApiKeyRow): void {
-    this.q("INSERT INTO api_keys (id, token_hash, row) VALUES (?,?,?)").run(
-      row.id,
-      row.tokenHash,
-      JSON.stringify(row),
-    );
-  }
-
-  updateApiKey(row: ApiKeyRow): void {
-    const r = this.q("UPDATE api_keys SET token_hash = ?, row = ? WHERE id = ?").run(
-      row.tokenHash,
-      JSON.stringify(row),
-      row.id,
-    );
-    if (r.changes === 0) throw new Error(`api key ${row.id} does not exist`);
-  }
-
-  getApiKey(id: string): ApiKeyRow | undefined {
-    return parseRow(this.q("SELECT row FROM api_keys WHERE id = ?").get(id) as Row | undefined);
-  }
-
-  findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return parseRow(
-      this.q("SELECT row FROM api_keys WHERE token_hash = ?").get(tokenHash) as Row | undefined,
-    );
-  }
-
-  listApiKeys(): ApiKeyRow[] {
-    return parseRows(this.q("SELECT row FROM api_keys ORDER BY ord").all() as Row[]);
-  }
-
-  // --- resources and checkpoints ---------------------------------------------------------------
-
-  putResource(row: ResourceRow): void {
-    // ON CONFLICT keeps the row's `ord`, so registration order survives updates.
-    this.q(
-      `INSERT INTO resources (execution_id, key, row) VALUES (?,?,?)
-       ON CONFLICT (execution_id, key) DO UPDATE SET row = excluded.row`,
-    ).run(row.executionId, row.key, JSON.stringify(row));
-  }
-
-  getResource(executionId: string, key: string): ResourceRow | undefined {
-    return parseRow(
-      this.q("SELECT row FROM resources WHERE execution_id = ? AND key = ?").get(executionId, key) as
-        | Row
-        | undefined,
-    );
-  }
-
-  listResources(executionId: string): ResourceRow[] {
-    return parseRows(
-      this.q("SELECT row FROM resources WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[],
-    );
-  }
-
-  insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
-    const r = this.q("SELECT MAX(seq) AS m FROM checkpoints WHERE execution_id = ? AND key = ?").get(
-      row.executionId,
-      row.key,
-    ) as { m: number | null };
-    const seq = (r.m ?? 0) + 1;
-    this.q("INSERT INTO checkpoints (execution_id, key, seq, row) VALUES (?,?,?,?)").run(
-      row.executionId,
-      row.key,
-      seq,
-      JSON.stringify({ ...row, seq }),
-    );
-    return seq;
-  }
-
-  updateCheckpoint(row: CheckpointRow): void {
-    const r = this.q("UPDATE checkpoints SET row = ? WHERE execution_id = ? AND key = ? AND seq = ?").run(
-      JSON.stringify(row),
-      row.executionId,
-      row.key,
-      row.seq,
-    );
-    if (r.changes === 0) throw new Error(`checkpoint ${row.key}#${row.seq} does not exist`);
-  }
-
-  listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
-    if (key === undefined) {
-      return parseRows(
-        this.q("SELECT row FROM checkpoints WHERE execution_id = ? ORDER BY ord").all(executionId) as Row[],
-      );
-    }
-    return parseRows(
-      this.q("SELECT row FROM checkpoints WHERE execution_id = ? AND key = ? ORDER BY ord").all(
-        executionId,
-        key,
-      ) as Row[],
     );
   }
 }

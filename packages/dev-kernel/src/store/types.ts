@@ -5,7 +5,8 @@
  *
  * Rules every implementation must keep:
  * - `transaction(fn)` runs `fn` atomically: if it throws, every write made inside is undone and the
- *   error is rethrown. Nested calls join the outer transaction.
+ *   error is rethrown. Nested calls join the outer transaction. Its writes are visible at once but
+ *   may become durable later: see `whenDurable()`.
  * - JSON payloads (`*Json` fields) are stored and returned as the exact text given; never parse
  *   and re-serialize them (that would lose `1.0` and big integers).
  * - Rows are immutable values: `get*`/`list*` return snapshots, `update*` replaces the whole row
@@ -221,7 +222,14 @@ export interface CheckpointRow {
 export interface Store {
   /** Run `fn` atomically; undo all its writes if it throws. Nested calls join the outer one. */
   transaction<T>(fn: () => T): T;
-  /** Release resources (close the database). Idempotent. */
+  /**
+   * Resolves once every write made so far is durable (rejects if making it durable failed).
+   * Nothing may be acknowledged to anyone — an HTTP answer, a webhook — before this resolved for
+   * the writes it depends on: a store may defer commits (SQLite group commit). The memory store
+   * resolves at once.
+   */
+  whenDurable(): Promise<void>;
+  /** Release resources (close the database, committing what is pending). Idempotent. */
   close(): void;
 
   // --- executions -----------------------------------------------------------------------------
@@ -265,14 +273,20 @@ export interface Store {
   listSteps(executionId: string): StepRow[];
   /** Steps of the execution with one of `statuses`, ascending `stepId`. */
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[];
-  /** Steps with the same call identity `(kind, target, argsHash)` (any occurrence), ascending `stepId`. */
-  listStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[];
+  /**
+   * `failed` steps with the call identity `(kind, target, argsHash)` (any occurrence), ascending
+   * `stepId` — what the at_most_once check needs. Only failed ones, so the SQLite index behind it
+   * is partial and a succeeding step never writes to it.
+   */
+  listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[];
 
   // --- occurrence counters (per dispatch attempt) ----------------------------------------------
   /** Highest occurrence already assigned for the call in this dispatch, or undefined. */
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined;
   setOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string, consumed: number): void;
   clearOccurrences(dispatchId: string): void;
+  // An `updateDispatch` to status `exhausted` also clears that dispatch's counters: no lease of
+  // it can be live again, and an idle kernel should not keep one counter per step ever taken.
 
   // --- dispatches -----------------------------------------------------------------------------
   insertDispatch(row: DispatchRow): void;
