@@ -16,6 +16,8 @@
 //     per instance, per provider export or per call.
 // B11 Canonical JSON (`canonicalJson`) of a 200-key object vs JSON.stringify (goal ≤ 5×), and
 //     the strict `toWireJson` vs JSON.stringify on the same object and on a small tool-args object.
+//     Also, without a goal, the kernel's side: `canonicalJsonText` of the same object's text and
+//     `argsHashFromText` (canonical text + SHA-256, run on every step submission) of tool args.
 import { fork } from "node:child_process";
 import { createHmac, webcrypto } from "node:crypto";
 import { createServer } from "node:http";
@@ -364,8 +366,43 @@ function object200() {
   return o;
 }
 
+/**
+ * Tool arguments as the kernel receives them (the `args` text of a submission, 61–212 B): keys in
+ * the caller's order, as JSON.stringify and Python's json.dumps (with its ", " / ": " spacing)
+ * write them; a few strings the canonical form re-escapes (newlines stay, `<`, `&` do not).
+ */
+function toolArgsTexts() {
+  const args = [
+    { to: "ops@example.com", subject: "weekly report", body: "All systems nominal.", cc: ["a@b.c"], n: 42 },
+    { query: "best pizza near me", limit: 10, filters: { open_now: true, price: [1, 2] }, lang: "en-US" },
+    {
+      path: "/tmp/report.md",
+      content: "# Weekly report\n\nAll systems <nominal> & green.\n",
+      mode: "overwrite",
+    },
+    {
+      method: "POST",
+      url: "https://api.example.com/v1/items?limit=20&offset=40",
+      headers: { "Content-Type": "application/json", Authorization: "Bearer abc" },
+      body: { name: "Widget", price: 9.99, tags: ["new", "sale"] },
+    },
+    { text: "Grüße aus München — 東京", target_lang: "ja" },
+    { amount: 100.5, currency: "EUR", customer_id: "cus_123", idempotency_key: "k-2024-01-01" },
+  ];
+  const compact = args.map((a) => JSON.stringify(a));
+  const python = args.map((a) =>
+    JSON.stringify(a, null, 1)
+      .replace(/\n */g, " ")
+      .replace(/([[{]) /g, "$1")
+      .replace(/ ([\]}])/g, "$1"),
+  );
+  return [...compact, ...python.slice(0, 2)];
+}
+
 async function b11(protocol) {
   const big = object200();
+  const bigText = JSON.stringify(big);
+  const argsTexts = toolArgsTexts();
   const small = {
     to: "ops@example.com",
     subject: "weekly report",
@@ -389,16 +426,25 @@ async function b11(protocol) {
     "toWireJson small args": (n) => {
       for (let i = 0; i < n; i++) sink = protocol.toWireJson(small);
     },
+    "canonicalJsonText 200-key text": (n) => {
+      for (let i = 0; i < n; i++) sink = protocol.canonicalJsonText(bigText);
+    },
+    [`argsHashFromText tool args ×${argsTexts.length}`]: (n) => {
+      for (let i = 0; i < n; i++) for (const t of argsTexts) sink = protocol.argsHashFromText(t);
+    },
   });
   print("B11 canonical / strict JSON", stats);
   const s = (n) => stats[n].cpu.p50Us; // median batch's CPU time (see compare and b9)
   const out = {
-    bytes200: JSON.stringify(big).length,
+    bytes200: bigText.length,
     bytesSmall: JSON.stringify(small).length,
+    argsTextBytes: argsTexts.map((t) => Buffer.byteLength(t)),
     stats,
     canonicalVsStringify: ratio(s("canonicalJson 200-key"), s("JSON.stringify 200-key")),
     toWireVsStringify200: ratio(s("toWireJson 200-key"), s("JSON.stringify 200-key")),
     toWireVsStringifySmall: ratio(s("toWireJson small args"), s("JSON.stringify small args")),
+    canonicalTextUs: s("canonicalJsonText 200-key text"),
+    argsHashFromTextUs: round(s(`argsHashFromText tool args ×${argsTexts.length}`) / argsTexts.length, 3),
   };
   out.goals = [
     {
