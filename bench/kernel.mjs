@@ -6,9 +6,9 @@
 //   concurrency 1 and 50, for (a) the memory store and (b) SQLite WAL synchronous=NORMAL.
 //   Baselines from the same run: (i) a bare node:http server doing the same HMAC verify +
 //   JSON.parse (bench/lib/transport-harness.mjs), reached through the same undici Pool and the
-//   same signing function; (ii) raw better-sqlite3 inserts into the kernel's own steps/events
-//   tables, in this process, writing the rows one step writes (step insert + 3 events in one
-//   transaction, step update + 1 event in a second — the two requests' commits).
+//   same signing function; (ii) raw better-sqlite3 inserts into the kernel's own redo-log table,
+//   in this process, writing the rows one step writes (one JSON row of ops per request: the
+//   submit's and the complete's, each in its own transaction — the two requests' commits).
 //   Fairness: the kernel and the raw server both run in a child process over loopback, so the
 //   client side (this process) is byte-for-byte the same code for both. Subjects are interleaved
 //   in rounds (raw, memory, sqlite, raw, …) after a warm-up.
@@ -144,59 +144,84 @@ async function concBlock(subject, perWorker) {
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-/** Raw insert baseline: the rows of one step, in two WAL NORMAL transactions, via better-sqlite3. */
+/**
+ * Raw insert baseline: the redo-log rows the kernel writes for one step, into its `log` table, via
+ * better-sqlite3 (WAL, synchronous NORMAL, otherwise SQLite's defaults), in this process. The
+ * SQLite store appends each request's writes as one row, a JSON array of ops (src/store/redo-ops.ts),
+ * so one step is two transactions of one INSERT each: the submit's ops (lease renewal, step insert,
+ * step.proposed / step.allowed events, step update to executing, step.executing event, occurrence
+ * counter) and the complete's (step update to succeeded, step.succeeded event). Rows are built with
+ * `JSON.stringify` like the store's and have the sizes it writes (≈ 2.1 KB and ≈ 0.8 KB).
+ */
 async function rawInsertRate(dir, steps) {
   const { SqliteStore } = await import("@rebuno/dev-kernel");
   const Database = (await import("better-sqlite3")).default;
   const path = join(dir, `raw-${counter}.db`);
-  new SqliteStore(path).close(); // the kernel's own schema
+  new SqliteStore(path).close(); // the kernel's own file format (meta, snapshot, log)
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  const insStep = db.prepare(
-    "INSERT INTO steps (execution_id, step_id, kind, target, args_hash, status, row) VALUES (?,?,?,?,?,?,?)",
-  );
-  const updStep = db.prepare("UPDATE steps SET status = ?, row = ? WHERE execution_id = ? AND step_id = ?");
-  const insEvent = db.prepare(
-    "INSERT INTO events (execution_id, seq, type, payload, occurred_at) VALUES (?,?,?,?,?)",
-  );
+  const insert = db.prepare("INSERT INTO log (ops) VALUES (?)");
   const exec = `018f3a2b-0000-7000-8000-${String(counter++).padStart(12, "0")}`;
-  const payload = (s, type) =>
-    `{"execution_id":"${exec}","step_id":"${s}","step_type":"tool_call","target":"send_email","type":"${type}"}`;
-  const rowText = (s, n, status) =>
-    JSON.stringify({
-      executionId: exec,
-      stepId: s,
-      kind: "tool_call",
-      target: "send_email",
-      argsHash: "h".repeat(64),
-      occurrence: 0,
-      status,
-      idempotency: "safe_to_retry",
-      argsJson: argsText(n),
-      resources: [],
-      createdAt: Date.now(),
-    });
-  const submit = db.transaction((s, n, seq) => {
-    insStep.run(exec, s, "tool_call", "send_email", "h".repeat(64), "executing", rowText(s, n, "executing"));
-    for (const [k, type] of ["step.proposed", "step.allowed", "step.executing"].entries()) {
-      insEvent.run(exec, seq + k, type, payload(s, type), Date.now());
-    }
+  const dispatchId = `018f3a2b-0000-7000-9000-${String(counter).padStart(12, "0")}`;
+  const hash = "3517a5b57c206bd412d8c27a39ffa822dc37f57c602d508f059dc5d85d1c2959";
+  const dispatch = (now) => ({
+    id: dispatchId,
+    executionId: exec,
+    status: "in_flight",
+    attempt: 1,
+    maxAttempts: 5,
+    nextAttemptAt: now,
+    leaseMs: 600000,
+    createdAt: now,
+    lockedBy: "rebuno-dev-832ca662",
+    lockedAt: now,
   });
-  const complete = db.transaction((s, n, seq) => {
-    updStep.run(
-      "succeeded",
-      rowText(s, n, "succeeded").replace("}", `,"resultJson":${JSON.stringify(resultText(n))}}`),
-      exec,
-      s,
-    );
-    insEvent.run(exec, seq, "step.succeeded", payload(s, "step.succeeded"), Date.now());
+  const stepRow = (s, n, status, now, extra) => ({
+    executionId: exec,
+    stepId: s,
+    kind: "tool_call",
+    target: "send_email",
+    argsHash: hash,
+    occurrence: 0,
+    status,
+    idempotency: "safe_to_retry",
+    argsJson: argsText(n),
+    resources: [],
+    createdAt: now,
+    ...extra,
   });
+  const event = (s, type, now, extra = "") => [
+    "appendEvent",
+    exec,
+    type,
+    `{"step_id":"${s}","step_type":"tool_call","target":"send_email"${extra}}`,
+    now,
+  ];
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < steps; i++) {
     const s = i.toString(16).padStart(64, "0");
-    submit(s, i, i * 4 + 1);
-    complete(s, i, i * 4 + 4);
+    const now = Date.now();
+    insert.run(
+      JSON.stringify([
+        ["updateDispatch", dispatch(now)],
+        ["insertStep", stepRow(s, i, "proposed", now)],
+        event(s, "step.proposed", now),
+        event(s, "step.allowed", now, ',"rule_id":"permissive"'),
+        ["updateStep", stepRow(s, i, "executing", now, { startedAt: now })],
+        event(s, "step.executing", now),
+        ["setOccurrence", dispatchId, "tool_call", "send_email", hash, 0],
+      ]),
+    );
+    insert.run(
+      JSON.stringify([
+        [
+          "updateStep",
+          stepRow(s, i, "succeeded", now, { startedAt: now, resultJson: resultText(i), completedAt: now }),
+        ],
+        event(s, "step.succeeded", now),
+      ]),
+    );
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   db.close();
@@ -243,7 +268,7 @@ async function b7(dir, receiver, execArgv) {
   const rawInsert = insertSteps / insertSeconds;
   report("B7.raw-insert", {
     stepsPerSec: round(rawInsert, 0),
-    note: "better-sqlite3, WAL NORMAL, 2 tx/step",
+    note: "better-sqlite3, WAL NORMAL, the store's 2 redo-log rows per step (1 tx each)",
   });
   for (const name of ["raw-http", "memory", "sqlite"]) {
     const x = rates[name];

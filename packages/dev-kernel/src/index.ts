@@ -18,6 +18,13 @@ export { MemoryStore } from "./store/memory.js";
 // Static export is cheap: better-sqlite3 loads its native addon only when a database is opened.
 export type { SqliteStoreOptions } from "./store/sqlite.js";
 export { SqliteStore } from "./store/sqlite.js";
+export {
+  StoreCommitError,
+  StoreError,
+  StoreFormatError,
+  StoreLockedError,
+  StoreUnavailableError,
+} from "./store/store-errors.js";
 export type {
   AgentRow,
   ApiKeyRow,

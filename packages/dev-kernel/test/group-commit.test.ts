@@ -1,45 +1,37 @@
-// SQLite group commit (src/store/group-commit.ts): transactions of one event-loop turn share one
-// SQLite transaction, each under its own savepoint; nothing is acknowledged — no HTTP answer, no
-// webhook — before the commit covering it. A second connection on the same file plays the part of
-// the process that restarts after a SIGKILL: what it cannot see would be lost.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// SQLite group commit (src/store/group-commit.ts): the ops of the transactions of one event-loop turn
+// are appended to the redo log together; nothing is acknowledged — no HTTP answer, no webhook —
+// before the commit covering it. The observer is a crash copy of the file (test/sqlite-files.ts):
+// what it does not hold, a kernel restarted after a SIGKILL would not find.
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { GROUP_COMMIT_MAX } from "../src/store/group-commit.js";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { AgentRow } from "../src/store/types.js";
 import { DEFAULT_AGENTS, Harness } from "./harness.js";
+import { fileContents, restartState, tempDir } from "./sqlite-files.js";
 
-let dir: string;
 let path: string;
 let store: SqliteStore;
-let observer: Database.Database;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "rebuno-group-"));
-  path = join(dir, "kernel.db");
+  path = join(tempDir(), "kernel.db");
   store = new SqliteStore(path);
-  observer = new Database(path, { readonly: true });
 });
 
 afterEach(() => {
-  observer.close();
   store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const agent = (id: string): AgentRow => ({ id, webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
 
-/** Agent ids a separate connection sees (i.e. what is committed). */
-function committedAgents(): string[] {
-  return (observer.prepare("SELECT id FROM agents ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+/** The agent ids of the `putAgent` ops in the log, in order. */
+function loggedAgents(): string[] {
+  return fileContents(path).logOps.flatMap((op) => (op[0] === "putAgent" ? [(op[1] as AgentRow).id] : []));
 }
 
 describe("SqliteStore group commit", () => {
-  test("one turn's transactions commit together; a throwing one rolls back only its own writes", async () => {
+  test("one turn's transactions are written as one log row; a throwing one leaves no op", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     expect(() =>
       store.transaction(() => {
@@ -48,10 +40,10 @@ describe("SqliteStore group commit", () => {
       }),
     ).toThrow("boom");
     store.transaction(() => store.transaction(() => store.putAgent(agent("c"))));
-    // Visible to this connection at once, not yet committed.
-    expect(store.getAgent("a")).toBeDefined();
-    expect(store.getAgent("b")).toBeUndefined();
-    expect(committedAgents()).toEqual([]);
+    store.putAgent(agent("d")); // outside transaction(): a transaction of its own
+    // Visible at once, not yet in the file.
+    expect(store.listAgents().map((a) => a.id)).toEqual(["a", "c", "d"]);
+    expect(fileContents(path).logRows).toBe(0);
     const durable = store.whenDurable();
     let settled = false;
     void durable.then(() => {
@@ -59,29 +51,59 @@ describe("SqliteStore group commit", () => {
     });
     await Promise.resolve();
     expect(settled).toBe(false);
+    expect(fileContents(path).logRows).toBe(0);
     await durable;
-    expect(committedAgents()).toEqual(["a", "c"]);
-    // Nothing pending: resolved at once, and a later batch gets its own commit.
+    expect(fileContents(path).logRows).toBe(1);
+    expect(loggedAgents()).toEqual(["a", "c", "d"]);
+    // Nothing pending: resolved at once, and a later batch gets a row of its own.
     await store.whenDurable();
-    store.transaction(() => store.putAgent(agent("d")));
-    expect(committedAgents()).toEqual(["a", "c"]);
+    store.transaction(() => store.putAgent(agent("e")));
+    expect(loggedAgents()).toEqual(["a", "c", "d"]);
     await store.whenDurable();
-    expect(committedAgents()).toEqual(["a", "c", "d"]);
+    expect(fileContents(path).logRows).toBe(2);
+    expect(loggedAgents()).toEqual(["a", "c", "d", "e"]);
   });
 
-  test(`a batch commits as soon as it holds ${GROUP_COMMIT_MAX} transactions`, () => {
+  test("a transaction that throws after a committed batch leaves the log as it was", async () => {
+    store.transaction(() => store.putAgent(agent("a")));
+    await store.whenDurable();
+    const before = fileContents(path);
+    expect(() =>
+      store.transaction(() => {
+        store.putAgent({ ...agent("a"), secret: "changed" });
+        store.deleteAgent("a");
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    await store.whenDurable();
+    expect(fileContents(path)).toEqual(before);
+    expect(store.getAgent("a")?.secret).toBe("s");
+  });
+
+  test("read-only transactions write nothing and never wait", async () => {
+    store.transaction(() => store.getAgent("a"));
+    await store.whenDurable();
+    expect(fileContents(path).logRows).toBe(0);
+  });
+
+  test(`a batch is written as soon as it holds ${GROUP_COMMIT_MAX} transactions`, async () => {
     for (let i = 0; i < GROUP_COMMIT_MAX; i++) store.transaction(() => store.putAgent(agent(`x${i}`)));
-    expect(committedAgents()).toHaveLength(GROUP_COMMIT_MAX);
+    expect(fileContents(path).logRows).toBe(1);
+    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX);
     store.transaction(() => store.putAgent(agent("y")));
-    expect(committedAgents()).toHaveLength(GROUP_COMMIT_MAX);
+    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX);
+    await store.whenDurable();
+    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX + 1);
   });
 
-  test("close() commits the open batch", async () => {
+  test("close() writes the open batch, then compacts the log into the snapshot", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     const durable = store.whenDurable();
     store.close();
     await durable;
-    expect(committedAgents()).toEqual(["a"]);
+    const contents = fileContents(path);
+    expect(contents).toMatchObject({ logRows: 0, snapshotRows: 1 });
+    expect(restartState(path).agents).toEqual([agent("a")]);
   });
 
   test("the memory store is always durable", async () => {
@@ -105,28 +127,31 @@ describe("the kernel acknowledges only committed writes (SQLite)", () => {
         dispatch: {
           concurrency: 32,
           fetch: async (req) => {
-            const { execution_id: id } = JSON.parse(await req.text()) as { execution_id: string };
-            const row = observer.prepare("SELECT status FROM dispatches WHERE execution_id = ?").get(id) as
-              | { status: string }
+            const { execution_id: id, dispatch_id: dispatchId } = JSON.parse(await req.text()) as {
+              execution_id: string;
+              dispatch_id: string;
+            };
+            const found = restartState(path, { dispatchIds: [dispatchId] }).dispatches as
+              | ({ status: string } | undefined)[]
               | undefined;
-            seenAtWebhook.push(`${id}:${row?.status ?? "missing"}`);
+            seenAtWebhook.push(`${id}:${found?.[0]?.status ?? "missing"}`);
             return new Response(null, { status: 200 });
           },
         },
         agents: DEFAULT_AGENTS,
       },
     );
-    // Concurrent creates land in one batch; each answer must find its row already committed.
+    // Concurrent creates land in one batch; each answer must find its execution already on disk.
     const answers = await Promise.all(
       Array.from({ length: 20 }, async () => {
         const r = await h.client("POST", "/v0/executions", { agent_id: "alpha" });
-        const committed = observer.prepare("SELECT id FROM executions WHERE id = ?").get(r.body.id);
-        return { status: r.status, id: r.body.id as string, committed: committed !== undefined };
+        const onDisk = (restartState(path).executions as { id: string }[]).some((e) => e.id === r.body.id);
+        return { status: r.status, id: r.body.id as string, onDisk };
       }),
     );
-    expect(answers.every((a) => a.status === 201 && a.committed)).toBe(true);
+    expect(answers.every((a) => a.status === 201 && a.onDisk)).toBe(true);
     await h.kernel.tick();
-    // The webhook of each execution was sent only after its claim (in_flight) was committed.
+    // The webhook of each execution was sent only after its claim (in_flight) was on disk.
     expect(seenAtWebhook.sort()).toEqual(answers.map((a) => `${a.id}:in_flight`).sort());
   });
 });

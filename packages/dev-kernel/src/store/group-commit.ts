@@ -1,22 +1,17 @@
 /**
- * Group commit for the SQLite store.
+ * Group commit for the SQLite store: the ops of every transaction that ends in one event-loop turn
+ * are written to the file together, as one SQLite transaction (usually one log row).
  *
- * A commit per request made `BEGIN IMMEDIATE`/`COMMIT` the dominant cost of the SQLite kernel
- * (each commit appends and syncs WAL frames and takes the write lock). Instead, the first
- * transaction of an event-loop turn opens one SQLite transaction (a *batch*); every
- * `transaction(fn)` until the batch commits runs inside it under its own `SAVEPOINT`, so a
- * throwing request rolls back only its own writes. The batch commits on `setImmediate` — after
- * the I/O callbacks of the current turn, i.e. after every request that arrived together ran — or
- * as soon as it holds {@link GROUP_COMMIT_MAX} transactions.
- *
- * Durability is kept by the callers, not here: nothing may be *acknowledged* before
- * `whenDurable()` resolves (the HTTP core awaits it before any answer leaves, the dispatcher
- * before any webhook), so an acknowledged write is never lost on SIGKILL. Until then the writes
- * are visible to later requests on this connection, which is fine: their answers wait for the
- * same commit (or fail with it).
+ * The batch is written on `setImmediate` — after the I/O callbacks of the current turn, i.e. after
+ * every request that arrived together ran — or as soon as it holds {@link GROUP_COMMIT_MAX}
+ * transactions. Until then its writes are visible (they are in memory) but not durable, so nothing
+ * may be acknowledged before `whenDurable()` resolves: the HTTP core awaits it before any answer,
+ * the dispatcher before any webhook. Both call it in the same turn as the transaction whose writes
+ * they acknowledge (only microtasks in between), which is what makes the failure rule below sound.
  */
+import type { RedoOp } from "./redo-ops.js";
 
-/** Transactions in one batch before it commits without waiting for the end of the turn. */
+/** Transactions in one batch before it is written without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
 
 interface Deferred {
@@ -35,126 +30,105 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
-interface Batch {
-  size: number;
-  /** Created only when someone waits (most batches under c=1 have exactly one waiter). */
-  durable: Deferred | undefined;
-}
-
 const DURABLE: Promise<void> = Promise.resolve();
 
-/** The SQL a {@link GroupCommit} needs from its connection. */
-export interface BatchConnection {
-  /** Run one statement without results (`BEGIN IMMEDIATE`, `SAVEPOINT …`, `COMMIT`…). */
-  exec(sql: string): void;
-  /** True while an SQLite transaction is open (false after SQLite rolled one back by itself). */
-  readonly inTransaction: boolean;
-  /** Some writes were undone: caches of the connection's owner may hold rolled-back values. */
-  rolledBack(): void;
+/** Where batches go. */
+export interface BatchSink {
+  /** Write the batch durably, or throw. */
+  write(ops: readonly RedoOp[]): void;
+  /**
+   * Writing failed with `err`: make the in-memory state equal what is durable again, and return the
+   * error the batch's waiters are rejected with.
+   */
+  failed(err: unknown): Error;
 }
 
-/** Batches `transaction(fn)` calls into shared SQLite transactions (see the module comment). */
+/** The open batch of a store (see the module comment). */
 export class GroupCommit {
-  private batch: Batch | undefined;
-  private depth = 0;
+  private ops: RedoOp[] = [];
+  private transactions = 0;
+  /** Created only when someone waits (under c = 1 most batches have exactly one waiter). */
+  private waiting: Deferred | undefined;
+  private scheduled = false;
+  /**
+   * The failure of a batch written in this turn. A caller whose writes were in that batch may not
+   * have asked `whenDurable()` yet (it does so a few microtasks after its transaction); with the
+   * batch gone, "nothing pending" would wrongly resolve it. So until the turn ends every
+   * `whenDurable()` rejects: a request that did not write gets a spurious 500 during a disk failure,
+   * but no lost write is ever acknowledged.
+   */
+  private failure: Error | undefined;
+  private readonly onImmediate = (): void => {
+    this.scheduled = false;
+    this.commit();
+  };
 
-  constructor(private readonly db: BatchConnection) {}
+  constructor(private readonly sink: BatchSink) {}
 
-  /** Run `fn` atomically inside the open batch (opening one if needed). Nested calls join. */
-  transaction<T>(fn: () => T): T {
-    if (this.depth > 0) return fn();
-    const batch = this.batch;
-    return batch === undefined ? this.first(fn) : this.joined(batch, fn);
+  /** Ops recorded and not yet written; a transaction's start mark. */
+  get size(): number {
+    return this.ops.length;
+  }
+
+  record(op: RedoOp): void {
+    this.ops.push(op);
+  }
+
+  /** The ops recorded and not yet written, oldest first. */
+  get pending(): readonly RedoOp[] {
+    return this.ops;
+  }
+
+  /** Drop the ops recorded since `mark` (their transaction threw); returns them. */
+  discard(mark: number): RedoOp[] {
+    return this.ops.splice(mark);
   }
 
   /**
-   * The transaction that opens a batch needs no savepoint: nothing else is in the SQLite
-   * transaction yet, so a throw rolls the whole of it back (two statements fewer per request
-   * when requests do not overlap, the c=1 case).
+   * A transaction that started at `mark` ended without throwing. Throws the commit error when this
+   * transaction filled the batch and writing it failed (its own writes are gone with the batch).
    */
-  private first<T>(fn: () => T): T {
-    this.db.exec("BEGIN IMMEDIATE");
-    const batch: Batch = { size: 1, durable: undefined };
-    this.batch = batch;
-    this.depth++;
-    try {
-      return fn();
-    } catch (err) {
-      this.batch = undefined;
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
-      this.db.rolledBack();
-      throw err;
-    } finally {
-      this.depth--;
-      if (this.batch === batch) this.scheduleCommit(batch);
-    }
-  }
-
-  private joined<T>(batch: Batch, fn: () => T): T {
-    this.depth++;
-    this.db.exec("SAVEPOINT tx");
-    let out: T;
-    try {
-      out = fn();
-      this.db.exec("RELEASE tx");
-    } catch (err) {
-      this.undo(batch, err);
-      throw err;
-    } finally {
-      this.depth--;
-    }
-    if (++batch.size >= GROUP_COMMIT_MAX) this.commit();
-    return out;
-  }
-
-  private scheduleCommit(batch: Batch): void {
-    setImmediate(() => {
-      if (this.batch === batch) this.commit();
-    });
-  }
-
-  /** Undo the failed transaction's writes only (or lose the batch if SQLite aborted it). */
-  private undo(batch: Batch, err: unknown): void {
-    if (this.db.inTransaction) {
-      this.db.exec("ROLLBACK TO tx");
-      this.db.exec("RELEASE tx");
-      this.db.rolledBack();
+  ended(mark: number): void {
+    if (this.ops.length === mark) return; // it wrote nothing
+    if (++this.transactions >= GROUP_COMMIT_MAX) {
+      const failure = this.commit();
+      if (failure !== undefined) throw failure;
       return;
     }
-    this.db.rolledBack();
-    // SQLite rolled the whole transaction back by itself (disk full, I/O error…): the other
-    // transactions of the batch are gone too, so their pending answers must fail.
-    this.batch = undefined;
-    batch.durable?.reject(err);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.onImmediate);
+    }
   }
 
-  /** Resolves once every write made so far is committed; rejects if that commit failed. */
+  /** Resolves once every write made so far is durable; rejects if writing it failed. */
   whenDurable(): Promise<void> {
-    const batch = this.batch;
-    if (batch === undefined) return DURABLE;
-    batch.durable ??= deferred();
-    return batch.durable.promise;
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ops.length === 0) return DURABLE;
+    this.waiting ??= deferred();
+    return this.waiting.promise;
   }
 
-  /** Commit the open batch now (also called by `close()`). */
-  commit(): void {
-    const batch = this.batch;
-    if (batch === undefined) return;
-    this.batch = undefined;
+  /** Write the open batch now. Returns the error its waiters were rejected with, if it failed. */
+  commit(): Error | undefined {
+    const ops = this.ops;
+    if (ops.length === 0) return undefined;
+    const waiting = this.waiting;
+    this.ops = [];
+    this.transactions = 0;
+    this.waiting = undefined;
     try {
-      this.db.exec("COMMIT");
+      this.sink.write(ops);
     } catch (err) {
-      if (this.db.inTransaction) {
-        try {
-          this.db.exec("ROLLBACK");
-        } catch {
-          // the connection is unusable; the rejection below reports the cause
-        }
-      }
-      this.db.rolledBack();
-      batch.durable?.reject(err);
-      return;
+      const failure = this.sink.failed(err);
+      this.failure = failure;
+      setImmediate(() => {
+        if (this.failure === failure) this.failure = undefined;
+      });
+      waiting?.reject(failure);
+      return failure;
     }
-    batch.durable?.resolve();
+    waiting?.resolve();
+    return undefined;
   }
 }

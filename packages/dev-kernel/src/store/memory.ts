@@ -1,4 +1,5 @@
 import { compactExecution, compactStep, compactString } from "./compact.js";
+import { flatValues, type MemoryContents } from "./memory-contents.js";
 import { insertSorted, pushIndex, removeIndex, removeSorted } from "./memory-indexes.js";
 import type {
   AgentRow,
@@ -82,6 +83,34 @@ export class MemoryStore implements Store {
   }
 
   close(): void {}
+
+  /** Read-only view of the whole state, for snapshots (see {@link MemoryContents}). */
+  contents(): MemoryContents {
+    const occurrences = this.occurrences;
+    return {
+      executions: this.executions.values(),
+      eventLogs: this.events.values(),
+      steps: flatValues(this.steps),
+      occurrences: (function* () {
+        for (const [dispatchId, byCall] of occurrences) {
+          for (const [call, byArgs] of byCall) {
+            const cut = call.indexOf(SEP); // kinds never contain SEP; targets may
+            const kind = call.slice(0, cut) as StepKind;
+            const target = call.slice(cut + 1);
+            for (const [argsHash, consumed] of byArgs) yield { dispatchId, kind, target, argsHash, consumed };
+          }
+        }
+      })(),
+      dispatches: this.dispatches.values(),
+      approvals: this.approvals.values(),
+      agents: this.agents.values(),
+      apiKeys: this.apiKeys.values(),
+      resources: flatValues(this.resources),
+      checkpoints: (function* (lists: Map<string, CheckpointRow[]>) {
+        for (const list of lists.values()) yield* list;
+      })(this.checkpoints),
+    };
+  }
 
   private undo(fn: Undo): void {
     this.journal?.push(fn);

@@ -1,0 +1,182 @@
+import { GroupCommit } from "./group-commit.js";
+import { MemoryStore } from "./memory.js";
+import { applyOp, type RedoOp } from "./redo-ops.js";
+import { RedoLog, type RedoLogOptions } from "./sqlite-log.js";
+import { describe, StoreCommitError, StoreUnavailableError } from "./store-errors.js";
+
+/**
+ * Log characters after which a running store compacts, once the log is also at least
+ * {@link RUN_COMPACT_RATIO} times the snapshot it would replace. Compaction blocks the event loop
+ * for a time proportional to the state, so it is rare: it costs at most a quarter of a character
+ * written per character logged, and opening after a crash replays at most ≈ 5 × the state.
+ */
+export const RUN_COMPACT_MIN_CHARS = 64 << 20;
+const RUN_COMPACT_RATIO = 4;
+
+/**
+ * A {@link MemoryStore} whose writes are made durable by a redo log in SQLite (sqlite-log.ts): the
+ * state and transaction machinery behind `SqliteStore` (sqlite.ts). Every write is applied to
+ * memory and recorded as an op; a transaction's ops are kept only if it does not throw (the memory
+ * store undoes its own writes), and the ops of one event-loop turn are appended to the file
+ * together (group-commit.ts). Opening the file replays its snapshot and log into a fresh memory
+ * store.
+ *
+ * A SIGKILLed kernel restarted on the same file finds every acknowledged write, because nothing is
+ * acknowledged before `whenDurable()` resolved. When writing a batch fails, its waiters are
+ * rejected and the memory state is rebuilt from the file, so it never holds what the file lacks.
+ */
+export class DurableMemory {
+  private readonly log: RedoLog;
+  /** The state; replaced when it has to be rebuilt from the file. */
+  private current = new MemoryStore();
+  private readonly batch: GroupCommit;
+  /** Nesting of `transaction()`: writes at depth 0 run as their own transaction. */
+  private depth = 0;
+  private snapshotChars = 0;
+  private logChars = 0;
+  /** Log size at which a running store compacts next (raised when a compaction fails). */
+  private compactAt = RUN_COMPACT_MIN_CHARS;
+  private closing = false;
+  private closed = false;
+  /** Set when the state could not be rebuilt after a failed commit: the store is unusable. */
+  private broken: StoreUnavailableError | undefined;
+
+  /** The state every read goes to. */
+  get memory(): MemoryStore {
+    return this.current;
+  }
+
+  /** Open (and lock) the file and load its state. */
+  constructor(
+    readonly path: string,
+    options: RedoLogOptions,
+  ) {
+    this.log = new RedoLog(path, options);
+    try {
+      const stats = this.log.load(this.memory);
+      this.snapshotChars = stats.snapshotChars;
+      this.logChars = stats.logChars;
+      // Normally the log is empty here (close compacts); after a crash it holds the run since.
+      if (this.logChars > this.snapshotChars) {
+        try {
+          this.compact();
+        } catch (err) {
+          throw new StoreCommitError(path, err);
+        }
+      }
+    } catch (err) {
+      this.log.close();
+      throw err;
+    }
+    this.batch = new GroupCommit({
+      write: (ops) => this.write(ops),
+      failed: (err) => this.recover(err),
+    });
+  }
+
+  transaction<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
+    if (this.broken !== undefined) throw this.broken;
+    if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
+    const mark = this.batch.size;
+    this.depth = 1;
+    let out: T;
+    try {
+      out = this.memory.transaction(fn);
+    } catch (err) {
+      const undone = this.batch.discard(mark);
+      // The memory store undoes a deleted row by appending it again, so after an undone
+      // deleteExecution its execution, dispatch and approval orders would differ from what the
+      // file replays to. Engine code deletes last in its transaction, so this never happens in
+      // practice; when it does, rebuild memory as the file plus the batch's remaining ops.
+      if (undone.some((op) => op[0] === "deleteExecution")) this.reload(this.batch.pending);
+      throw err;
+    } finally {
+      this.depth = 0;
+    }
+    this.batch.ended(mark);
+    return out;
+  }
+
+  whenDurable(): Promise<void> {
+    if (this.broken !== undefined) return Promise.reject(this.broken);
+    return this.batch.whenDurable();
+  }
+
+  /** Write what is pending, compact, and release the file. Throws if writing failed. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closing = true;
+    let failure: Error | undefined;
+    try {
+      failure = this.batch.commit();
+      if (failure === undefined && this.broken === undefined && this.logChars > 0) this.compact();
+    } catch (err) {
+      // Compaction is one SQLite transaction: when it fails, snapshot and log are as they were and
+      // the next open replays them.
+      failure = new StoreCommitError(this.path, err);
+    } finally {
+      this.closed = true;
+      this.log.close();
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Apply one write to memory and record it (as its own transaction outside `transaction()`). */
+  apply(op: RedoOp): number | undefined {
+    if (this.depth === 0) return this.transaction(() => this.apply(op));
+    const out = applyOp(this.memory, op);
+    this.batch.record(op);
+    return out;
+  }
+
+  private write(ops: readonly RedoOp[]): void {
+    this.logChars += this.log.append(ops);
+    const due = this.logChars >= this.compactAt && this.logChars >= RUN_COMPACT_RATIO * this.snapshotChars;
+    if (due && !this.closing) {
+      try {
+        this.compact();
+      } catch {
+        // The batch itself is durable and compaction left the file as it was (one transaction);
+        // try again once the log has grown as much again rather than after every batch.
+        this.compactAt = this.logChars + RUN_COMPACT_MIN_CHARS;
+      }
+    }
+  }
+
+  /** Replace snapshot + log by a snapshot of memory (which holds exactly what the file holds). */
+  private compact(): void {
+    this.snapshotChars = this.log.compact(this.memory);
+    this.logChars = 0;
+    this.compactAt = RUN_COMPACT_MIN_CHARS;
+  }
+
+  /** A batch could not be written: rebuild memory from the file so it holds only durable writes. */
+  private recover(cause: unknown): Error {
+    const failure = new StoreCommitError(this.path, cause);
+    if (!this.closing) this.reload([], failure.message);
+    return failure;
+  }
+
+  /**
+   * Replace memory by the file's state plus `pending` ops. If the file cannot be read, the store
+   * is marked unusable: memory may then hold writes the file lacks, and no answer may rely on it.
+   */
+  private reload(pending: readonly RedoOp[], why = "a transaction was undone"): void {
+    const memory = new MemoryStore();
+    try {
+      const stats = this.log.load(memory);
+      for (const op of pending) applyOp(memory, op);
+      this.current = memory;
+      this.snapshotChars = stats.snapshotChars;
+      this.logChars = stats.logChars;
+    } catch (err) {
+      this.broken = new StoreUnavailableError(
+        this.path,
+        `${this.path}: the state could not be read back from the file after ${why} ` +
+          `(${describe(err)}); restart the kernel once the cause is fixed`,
+        err,
+      );
+    }
+  }
+}

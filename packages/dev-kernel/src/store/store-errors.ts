@@ -1,0 +1,88 @@
+/**
+ * Errors of the SQLite store, in the Rebuno error family (`@rebuno/protocol`). None of them is a
+ * `KernelError`: they are not answers to a client. The HTTP core turns one raised under a request
+ * into `500 internal_error` (and reports it); the CLI prints the message of one raised at start-up.
+ */
+import { RebunoError, type RebunoErrorOptions } from "@rebuno/protocol";
+
+/** Base class: something is wrong with the store's file. `code` says what. */
+export class StoreError extends RebunoError {
+  static {
+    StoreError.prototype.name = "StoreError";
+  }
+  /** The database file concerned. */
+  readonly path: string;
+
+  constructor(path: string, message: string, options: RebunoErrorOptions = {}) {
+    super(message, { ...options, code: options.code ?? "store_error" });
+    this.path = path;
+  }
+}
+
+/**
+ * Another process (or another `SqliteStore` in this one) holds the file. Two kernels on one file
+ * would each keep their own in-memory state and overwrite each other's log, so the second is refused.
+ */
+export class StoreLockedError extends StoreError {
+  static {
+    StoreLockedError.prototype.name = "StoreLockedError";
+  }
+  constructor(path: string, options: Omit<RebunoErrorOptions, "code"> = {}) {
+    super(
+      path,
+      `${path} is in use by another rebuno-dev (or another SQLite connection holding it): stop that ` +
+        "process, or point --store at another file",
+      { ...options, code: "store_locked" },
+    );
+  }
+}
+
+/**
+ * The file is not one this version can read: not SQLite at all, another application's database,
+ * the dev kernel's older normalized schema, a newer format version, or log contents that do not
+ * parse. `message` names the file and what to do.
+ */
+export class StoreFormatError extends StoreError {
+  static {
+    StoreFormatError.prototype.name = "StoreFormatError";
+  }
+  constructor(path: string, message: string, options: Omit<RebunoErrorOptions, "code"> = {}) {
+    super(path, message, { ...options, code: "store_format" });
+  }
+}
+
+/**
+ * Writing a batch to the file failed (disk full, I/O error). The answers that waited on the batch
+ * are rejected with it, and the in-memory state was rebuilt from what the file holds. Retrying a
+ * request may succeed once the cause is fixed.
+ */
+export class StoreCommitError extends StoreError {
+  static {
+    StoreCommitError.prototype.name = "StoreCommitError";
+  }
+  constructor(path: string, cause: unknown) {
+    super(path, `writing to ${path} failed: ${describe(cause)}`, {
+      code: "store_commit_failed",
+      cause,
+      retryable: true,
+    });
+  }
+}
+
+/**
+ * The store cannot continue: a commit failed and the state could not be read back from the file
+ * either, or the store was closed. Every later transaction and `whenDurable()` fails with it.
+ */
+export class StoreUnavailableError extends StoreError {
+  static {
+    StoreUnavailableError.prototype.name = "StoreUnavailableError";
+  }
+  constructor(path: string, message: string, cause?: unknown) {
+    super(path, message, { code: "store_unavailable", cause });
+  }
+}
+
+/** `err.message` for errors, the value itself otherwise. */
+export function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,265 @@
+// What the SQLite store does when things go wrong: a failed commit rejects its waiters and leaves
+// memory equal to the file; the file is locked against a second kernel; files it cannot read are
+// refused with typed errors naming the file.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ConfigurationError } from "@rebuno/protocol";
+import Database from "better-sqlite3";
+import { describe, expect, test } from "vitest";
+import { GROUP_COMMIT_MAX } from "../src/store/group-commit.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+import { FORMAT_VERSION } from "../src/store/sqlite-log.js";
+import {
+  StoreCommitError,
+  StoreError,
+  StoreFormatError,
+  StoreLockedError,
+  StoreUnavailableError,
+} from "../src/store/store-errors.js";
+import { observe, restartState, tempDir } from "./sqlite-files.js";
+import { KNOWN, newPath, PHASES } from "./sqlite-fixture.js";
+
+const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+
+/** The store's connection, to make its commits fail for real (SQLite's page limit: SQLITE_FULL). */
+function connection(store: SqliteStore): Database.Database {
+  return (store as unknown as { state: { log: { db: Database.Database } } }).state.log.db;
+}
+
+/** Cap the file at its current size: the next write that needs a new page fails like a full disk. */
+function fillDisk(store: SqliteStore): void {
+  const db = connection(store);
+  db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
+}
+
+describe("commit failure", () => {
+  test("waiting answers reject, memory goes back to what the file holds, later writes work again", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    PHASES[0]!(store);
+    await store.whenDurable();
+    const durableState = observe(store, KNOWN);
+    fillDisk(store);
+    // Two transactions of one batch, one of them too big for the space left.
+    store.transaction(() =>
+      store.putAgent({ id: "a", webhookUrl: "http://a.test/", secret: "x".repeat(200_000), registeredAt: 2 }),
+    );
+    store.transaction(() => store.deleteExecution("p"));
+    expect(store.getExecution("p")).toBeUndefined();
+    const err = await store.whenDurable().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(StoreCommitError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_commit_failed", path, retryable: true });
+    expect((err as Error).message).toBe(`writing to ${path} failed: database or disk is full`);
+    expect((err as Error).cause).toMatchObject({ code: "SQLITE_FULL" });
+    // Memory holds exactly the durable state: neither write of the failed batch survived.
+    expect(observe(store, KNOWN)).toEqual(durableState);
+    expect(restartState(path, KNOWN)).toEqual(durableState);
+    // Space again: from the next turn on (see the next test), the store keeps working.
+    connection(store).pragma("max_page_count = 1073741823");
+    await new Promise((r) => setImmediate(r));
+    store.transaction(() => store.deleteExecution("p"));
+    await store.whenDurable();
+    expect(restartState(path, KNOWN)).toEqual(observe(store, KNOWN));
+    expect(store.getExecution("p")).toBeUndefined();
+    store.close();
+  });
+
+  test("a transaction that fills the batch gets the error itself; so does whenDurable() later in that turn", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    fillDisk(store);
+    const big = "x".repeat(20_000);
+    for (let i = 0; i < GROUP_COMMIT_MAX - 1; i++) {
+      store.transaction(() => store.putAgent({ id: `a${i}`, webhookUrl: big, secret: "s", registeredAt: i }));
+    }
+    const waiting = store.whenDurable();
+    expect(() =>
+      store.transaction(() => store.putAgent({ id: "last", webhookUrl: big, secret: "s", registeredAt: 0 })),
+    ).toThrow(StoreCommitError);
+    await expect(waiting).rejects.toBeInstanceOf(StoreCommitError);
+    // A request of the failed batch that asks only now must not be told its write is durable.
+    await expect(store.whenDurable()).rejects.toBeInstanceOf(StoreCommitError);
+    expect(store.listAgents()).toEqual([]);
+    // Next turn: nothing pending, nothing failed.
+    await new Promise((r) => setImmediate(r));
+    await expect(store.whenDurable()).resolves.toBeUndefined();
+    connection(store).pragma("max_page_count = 1073741823");
+    store.close();
+    expect(restartState(path).agents).toEqual([]);
+  });
+
+  test("when the file cannot be read back either, the store refuses all further work", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    store.putAgent({ id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
+    await store.whenDurable();
+    store.putAgent({ id: "b", webhookUrl: "http://b.test/", secret: "s", registeredAt: 1 });
+    connection(store).close(); // the handle dies under the store
+    await expect(store.whenDurable()).rejects.toBeInstanceOf(StoreCommitError);
+    expect(() => store.transaction(() => store.getAgent("a"))).toThrow(StoreUnavailableError);
+    expect(() =>
+      store.putAgent({ id: "c", webhookUrl: "http://c.test/", secret: "s", registeredAt: 1 }),
+    ).toThrow(StoreUnavailableError);
+    await expect(store.whenDurable()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(() => store.close()).not.toThrow();
+    // What was durable is still in the file.
+    expect(restartState(path).agents).toEqual([
+      { id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 },
+    ]);
+  });
+});
+
+describe("one kernel per file", () => {
+  test("a second store on the same file gets StoreLockedError, until the first closes", () => {
+    const path = newPath();
+    const first = new SqliteStore(path);
+    first.putAgent({ id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
+    let err: unknown;
+    try {
+      new SqliteStore(path);
+    } catch (e) {
+      err = e;
+    }
+    expect(StoreLockedError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_locked", path });
+    expect((err as Error).message).toContain(path);
+    first.close();
+    // Reopening an existing file (no schema to create, nothing written at open) locks it too.
+    const second = new SqliteStore(path);
+    expect(second.getAgent("a")).toBeDefined();
+    expect(() => new SqliteStore(path)).toThrow(StoreLockedError);
+    second.close();
+  });
+
+  test("a second rebuno-dev process on the same file exits with the lock error", async () => {
+    const dir = tempDir();
+    const path = join(dir, "k.db");
+    writeFileSync(join(dir, "dev.yaml"), "agents: []\n");
+    const holder = new SqliteStore(path);
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        CLI,
+        "--config",
+        join(dir, "dev.yaml"),
+        "--listen",
+        "127.0.0.1:0",
+        "--store",
+        `sqlite:${path}`,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    holder.close();
+    expect(code).toBe(1);
+    expect(stderr).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
+  }, 30_000);
+});
+
+describe("files it cannot read", () => {
+  const opening = (path: string) => {
+    try {
+      new SqliteStore(path).close();
+    } catch (err) {
+      return err;
+    }
+    throw new Error("opened");
+  };
+
+  test("the old normalized schema", () => {
+    const path = newPath();
+    const db = new Database(path);
+    for (const t of ["executions", "events", "steps", "dispatches", "occurrences", "approvals"]) {
+      db.exec(`CREATE TABLE ${t} (id TEXT PRIMARY KEY, row TEXT)`);
+    }
+    db.close();
+    const err = opening(path);
+    expect(StoreFormatError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_format", path });
+    expect((err as Error).message).toMatch(
+      new RegExp(`^${path} holds the dev kernel's old SQLite schema.*delete the file`),
+    );
+  });
+
+  test("a newer format version", () => {
+    const path = newPath();
+    new SqliteStore(path).close();
+    const db = new Database(path);
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION + 1));
+    db.close();
+    const err = opening(path);
+    expect(StoreFormatError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toContain(
+      `${path} was written by a newer rebuno-dev (format version ${FORMAT_VERSION + 1}`,
+    );
+  });
+
+  test("another application's database, and a file that is not SQLite", () => {
+    const other = newPath();
+    const db = new Database(other);
+    db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY)");
+    db.close();
+    expect(opening(other)).toSatisfy(
+      (e) =>
+        StoreFormatError.isInstance(e) &&
+        e.message ===
+          `${other} is not a rebuno-dev store (it holds tables customers): point --store at a new path or at a file rebuno-dev created`,
+    );
+    const text = newPath();
+    writeFileSync(
+      text,
+      "hello, this is not a database at all, just some text that is long enough\n".repeat(20),
+    );
+    expect(opening(text)).toSatisfy(
+      (e) => StoreFormatError.isInstance(e) && e.message.startsWith(`${text} is not an SQLite database`),
+    );
+  });
+
+  test("a log row that does not replay", () => {
+    const path = newPath();
+    new SqliteStore(path).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO log (ops) VALUES (?)").run('[["putAgent",{"id":"a"}],["dropTable","x"]]');
+    db.close();
+    expect(opening(path)).toSatisfy(
+      (e) =>
+        StoreFormatError.isInstance(e) &&
+        e.message.startsWith(`${path}: log row 1 cannot be replayed: op 1 is not a known store write`),
+    );
+    const db2 = new Database(path);
+    db2.prepare("UPDATE log SET ops = ?").run('[["updateStep",{"executionId":"e","stepId":"s"}]]');
+    db2.close();
+    expect(opening(path)).toSatisfy(
+      (e) =>
+        StoreFormatError.isInstance(e) &&
+        e.message.includes("log row 1 cannot be replayed: a write failed: step s does not exist"),
+    );
+  });
+
+  test("bad options and paths", () => {
+    expect(() => new SqliteStore(newPath(), { synchronous: "OFF" as "FULL" })).toThrow(ConfigurationError);
+    const missing = join(tempDir(), "no", "such", "dir", "k.db");
+    expect(opening(missing)).toSatisfy(
+      (e) => StoreError.isInstance(e) && e.message.startsWith(`cannot open ${missing}`),
+    );
+  });
+
+  test("synchronous FULL works", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path, { synchronous: "FULL" });
+    expect(connection(store).pragma("synchronous", { simple: true })).toBe(2);
+    store.putAgent({ id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
+    await store.whenDurable();
+    expect(restartState(path).agents).toHaveLength(1);
+    store.close();
+  });
+});
