@@ -11,6 +11,7 @@ import { ConnectionTracker } from "./http/connections.js";
 import { createCoreHandler } from "./http/core.js";
 import { serveFetch } from "./http/fetch-adapter.js";
 import { createNodeListener } from "./http/node-adapter.js";
+import type { Route } from "./http/router.js";
 import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
 import { createUuidV7Generator } from "./ids.js";
 import { Metrics } from "./metrics.js";
@@ -28,6 +29,20 @@ import { streamRoutes } from "./routes/stream.js";
 import { MemoryStore } from "./store/memory.js";
 import type { Store } from "./store/types.js";
 import { StreamBus } from "./stream-bus.js";
+
+/** The route table, in matching order (it also orders a 405's `Allow` list). */
+export const KERNEL_ROUTES: readonly Route[] = [
+  ...opsRoutes,
+  ...executionRoutes,
+  ...stepRoutes,
+  ...agentExecutionRoutes,
+  ...streamRoutes,
+  ...resourceRoutes,
+  ...forkRoutes,
+  ...approvalRoutes,
+  ...agentRoutes,
+  ...apiKeyRoutes,
+];
 
 /** Request bodies above this are refused (protocol §2: 10 MiB). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -111,12 +126,16 @@ class RunningKernel implements DevKernel {
   async listen(options: ListenOptions = {}): Promise<string> {
     if (this.server !== undefined) throw new ConfigurationError("the dev kernel is already listening");
     const host = options.host ?? "127.0.0.1";
-    const server = createServer(
-      { keepAliveTimeout: 5_000 },
-      createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
-    );
+    const server = createServer({ keepAliveTimeout: 5_000 });
     this.server = server;
-    this.connections = new ConnectionTracker(server);
+    const connections = new ConnectionTracker(server);
+    this.connections = connections;
+    server.on(
+      "request",
+      connections.listener(
+        createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
+      ),
+    );
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port ?? 0, host, () => {
@@ -200,18 +219,7 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
   for (const key of options.apiKeys ?? []) createApiKey(ctx, key);
   dispatcher = new Dispatcher(ctx);
   const maintenance = new Maintenance(ctx, dispatcher);
-  const core = createCoreHandler(ctx, [
-    ...opsRoutes,
-    ...executionRoutes,
-    ...stepRoutes,
-    ...agentExecutionRoutes,
-    ...streamRoutes,
-    ...resourceRoutes,
-    ...forkRoutes,
-    ...approvalRoutes,
-    ...agentRoutes,
-    ...apiKeyRoutes,
-  ]);
+  const core = createCoreHandler(ctx, KERNEL_ROUTES);
   maintenance.start();
   dispatcher.start();
   return new RunningKernel(lifecycle, ctx, core, dispatcher, maintenance);

@@ -41,26 +41,50 @@ function labelText(labels: Readonly<Record<string, string>> | undefined): string
   return parts.length === 0 ? "" : `{${parts.join(",")}}`;
 }
 
-interface Series {
-  readonly labels: string;
-  value: number;
+/** One counter series. Hot paths hold it (see {@link Metrics.series}) and call `inc()`. */
+export class CounterSeries {
+  value = 0;
+  constructor(readonly labels: string) {}
+
+  inc(by = 1): void {
+    this.value += by;
+  }
 }
 
-/** In-process counters. Incrementing is a map lookup; label text is built once per series. */
-export class Metrics {
-  private readonly values = new Map<CounterName, Map<string, Series>>();
+// One counter: series in creation order (what `render` prints) plus a lookup by label name, then
+// label value. Nested maps rather than a joined key: a joined key is a new string per increment,
+// hashed again on every lookup, which made `inc` a visible cost on the agent hot path.
+interface Counter {
+  readonly ordered: CounterSeries[];
+  readonly byLabel: Map<string, Map<string, CounterSeries>>;
+}
 
-  private series(name: CounterName, label: readonly [string, string] | undefined): Series {
-    let byLabel = this.values.get(name);
-    if (byLabel === undefined) {
-      byLabel = new Map();
-      this.values.set(name, byLabel);
+/** In-process counters. Incrementing is a few map lookups; label text is built once per series. */
+export class Metrics {
+  private readonly values = new Map<CounterName, Counter>();
+
+  /**
+   * The series of `name` with at most one label pair, created on first use. Holding it avoids the
+   * lookups; the series appears in `/metrics` from its creation on (at 0 until incremented).
+   */
+  series(name: CounterName, label?: readonly [string, string]): CounterSeries {
+    let counter = this.values.get(name);
+    if (counter === undefined) {
+      counter = { ordered: [], byLabel: new Map() };
+      this.values.set(name, counter);
     }
-    const key = label === undefined ? "" : `${label[0]}\u0000${label[1]}`;
-    let s = byLabel.get(key);
+    const labelName = label === undefined ? "" : label[0];
+    const labelValue = label === undefined ? "" : label[1];
+    let byValue = counter.byLabel.get(labelName);
+    if (byValue === undefined) {
+      byValue = new Map();
+      counter.byLabel.set(labelName, byValue);
+    }
+    let s = byValue.get(labelValue);
     if (s === undefined) {
-      s = { labels: label === undefined ? "" : labelText({ [label[0]]: label[1] }), value: 0 };
-      byLabel.set(key, s);
+      s = new CounterSeries(label === undefined ? "" : labelText({ [labelName]: labelValue }));
+      byValue.set(labelValue, s);
+      counter.ordered.push(s);
     }
     return s;
   }
@@ -72,7 +96,12 @@ export class Metrics {
 
   /** Current value of one series (tests and the CLI use it). */
   get(name: CounterName, label?: readonly [string, string]): number {
-    return this.values.get(name)?.get(label === undefined ? "" : `${label[0]}\u0000${label[1]}`)?.value ?? 0;
+    return (
+      this.values
+        .get(name)
+        ?.byLabel.get(label === undefined ? "" : label[0])
+        ?.get(label === undefined ? "" : label[1])?.value ?? 0
+    );
   }
 
   /** Prometheus text exposition format 0.0.4. */
@@ -80,12 +109,12 @@ export class Metrics {
     const lines: string[] = [];
     for (const name of Object.keys(COUNTERS) as CounterName[]) {
       lines.push(`# HELP ${name} ${COUNTERS[name]}`, `# TYPE ${name} counter`);
-      const series = this.values.get(name);
-      if (series === undefined || series.size === 0) {
+      const series = this.values.get(name)?.ordered;
+      if (series === undefined || series.length === 0) {
         if (!LABELLED.has(name)) lines.push(`${name} 0`);
         continue;
       }
-      for (const { labels, value } of series.values()) lines.push(`${name}${labels} ${value}`);
+      for (const { labels, value } of series) lines.push(`${name}${labels} ${value}`);
     }
     const seen = new Set<string>();
     for (const g of gauges) {

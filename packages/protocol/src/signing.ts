@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, hash } from "node:crypto";
 
 /** Agent id header on every agent → kernel request. */
 export const HEADER_AGENT_ID = "Rebuno-Agent-Id";
@@ -53,8 +53,75 @@ export function requestSigningMessage(input: RequestSigningInput): Buffer {
 }
 
 function requestHex(secret: SigningSecret, input: RequestSigningInput): string {
-  // Two updates instead of concatenating: avoids copying the body.
-  return createHmac("sha256", secret).update(signingHeader(input), "utf8").update(input.body).digest("hex");
+  return hmacSha256Hex(secret, signingHeader(input), input.body);
+}
+
+// --- HMAC-SHA256 -------------------------------------------------------------------------------
+//
+// The kernel verifies a signature on every agent request, and `createHmac` builds an Hmac object
+// (key conversion, digest lookup, native context) each time — the largest single cost of a
+// request after the socket writes. RFC 2104 HMAC is two hashes over the key's padded forms:
+// HMAC(K, m) = H((K' ⊕ opad) ‖ H((K' ⊕ ipad) ‖ m)), K' = K zero-padded to the 64-byte block
+// (a longer K is hashed first). The pads are computed once per secret, and each message costs two
+// one-shot `crypto.hash` calls (Node ≥ 20.12; engines requires 20.19). Large messages keep
+// `createHmac`, which streams instead of copying them. Tests compare both ways byte for byte.
+
+const BLOCK = 64;
+const DIGEST = 32;
+// Above this many message bytes the copy into one buffer costs more than the Hmac object saves.
+const ONE_SHOT_MAX_BYTES = 16 * 1024;
+
+interface KeyPads {
+  /** K' ⊕ ipad (one block). */
+  readonly inner: Buffer;
+  /** K' ⊕ opad (one block). */
+  readonly outer: Buffer;
+}
+
+// Pads by string secret (agents have a handful of secrets; bounded so a churn of keys cannot grow it).
+const PADS_CACHE_MAX = 256;
+const padsCache = new Map<string, KeyPads>();
+
+function keyPads(secret: SigningSecret): KeyPads {
+  if (typeof secret !== "string") return computePads(secret);
+  let pads = padsCache.get(secret);
+  if (pads === undefined) {
+    if (padsCache.size >= PADS_CACHE_MAX) padsCache.clear();
+    pads = computePads(secret);
+    padsCache.set(secret, pads);
+  }
+  return pads;
+}
+
+function computePads(secret: SigningSecret): KeyPads {
+  let key: Uint8Array = typeof secret === "string" ? Buffer.from(secret, "utf8") : secret;
+  if (key.byteLength > BLOCK) key = createHash("sha256").update(key).digest();
+  const inner = Buffer.alloc(BLOCK, 0x36);
+  const outer = Buffer.alloc(BLOCK, 0x5c);
+  for (let i = 0; i < key.byteLength; i++) {
+    inner[i] = 0x36 ^ key[i]!;
+    outer[i] = 0x5c ^ key[i]!;
+  }
+  return { inner, outer };
+}
+
+/** Lowercase hex HMAC-SHA256 of `head` (UTF-8) followed by `body`. */
+function hmacSha256Hex(secret: SigningSecret, head: string, body: string | Uint8Array): string {
+  const headBytes = Buffer.byteLength(head, "utf8");
+  const bodyBytes = typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.byteLength;
+  if (headBytes + bodyBytes > ONE_SHOT_MAX_BYTES) {
+    return createHmac("sha256", secret).update(head, "utf8").update(body).digest("hex");
+  }
+  const pads = keyPads(secret);
+  const message = Buffer.allocUnsafe(BLOCK + headBytes + bodyBytes);
+  pads.inner.copy(message, 0);
+  message.write(head, BLOCK, "utf8");
+  if (typeof body === "string") message.write(body, BLOCK + headBytes, "utf8");
+  else message.set(body, BLOCK + headBytes);
+  const outerMessage = Buffer.allocUnsafe(BLOCK + DIGEST);
+  pads.outer.copy(outerMessage, 0);
+  hash("sha256", message, "buffer").copy(outerMessage, BLOCK);
+  return hash("sha256", outerMessage, "hex");
 }
 
 /** `v1=<lowercase hex HMAC-SHA256(secret, message)>` for the `Rebuno-Signature` header. */
@@ -62,11 +129,15 @@ export function signRequest(input: RequestSigningInput & { readonly secret: Sign
   return REQUEST_SIG_PREFIX + requestHex(input.secret, input);
 }
 
-// Constant-time comparison of two ASCII strings (length is not secret: it is fixed by format).
-function safeEqualText(a: string, b: string): boolean {
-  const ab = Buffer.from(a, "utf8");
-  const bb = Buffer.from(b, "utf8");
-  return ab.length === bb.length && timingSafeEqual(ab, bb);
+// Constant-time comparison of a received header with the expected signature text, which is
+// ASCII, so comparing UTF-16 code units gives the same answer as comparing UTF-8 bytes. No early
+// exit: every code unit is XORed into one accumulator. This replaced two Buffer copies plus
+// `timingSafeEqual` on every agent request. The length is not secret (fixed by the format).
+function safeEqualText(received: string, expected: string): boolean {
+  if (received.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= received.charCodeAt(i) ^ expected.charCodeAt(i);
+  return diff === 0;
 }
 
 /**
@@ -95,17 +166,41 @@ export function isTimestampWithinWindow(
   nowSeconds: number,
   windowSeconds: number = SIGNATURE_CLOCK_WINDOW_SECONDS,
 ): boolean {
+  // Fast path for what every agent sends (up to 15 unsigned digits): exact in doubles, so the
+  // comparison equals the BigInt one below without its allocations. Any other input (a sign,
+  // more digits, odd `now`/window values) takes the exact path.
+  const now = Math.floor(nowSeconds);
+  if (
+    isShortUnsignedDecimal(timestamp) &&
+    Number.isSafeInteger(now) &&
+    Number.isSafeInteger(windowSeconds) &&
+    Math.abs(now) + Math.abs(windowSeconds) <= Number.MAX_SAFE_INTEGER
+  ) {
+    const ts = Number(timestamp);
+    return ts >= now - windowSeconds && ts <= now + windowSeconds;
+  }
   if (!INT64_TEXT.test(timestamp)) return false;
   const ts = BigInt(timestamp);
   if (ts > 9223372036854775807n || ts < -9223372036854775808n) return false;
-  const now = BigInt(Math.floor(nowSeconds));
+  const nowBig = BigInt(now);
   const w = BigInt(windowSeconds);
-  return ts >= now - w && ts <= now + w;
+  return ts >= nowBig - w && ts <= nowBig + w;
+}
+
+// 1 to 15 ASCII digits: such a value is below 2^53, so `Number` parses it exactly.
+function isShortUnsignedDecimal(text: string): boolean {
+  const n = text.length;
+  if (n < 1 || n > 15) return false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 /** `sha256=<lowercase hex HMAC-SHA256(secret, body)>`: the kernel → agent webhook signature. */
 export function webhookSignature(secret: SigningSecret, body: string | Uint8Array): string {
-  return WEBHOOK_SIG_PREFIX + createHmac("sha256", secret).update(body).digest("hex");
+  return WEBHOOK_SIG_PREFIX + hmacSha256Hex(secret, "", body);
 }
 
 /**

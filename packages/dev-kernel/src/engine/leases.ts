@@ -1,6 +1,7 @@
 import { leaseSuperseded } from "../errors.js";
 import type { DispatchRow } from "../store/types.js";
 import type { KernelContext } from "./context.js";
+import { copyDispatch } from "./rows.js";
 
 /** The lease an agent presents: the webhook's `(dispatch_id, dispatch_attempt)`. */
 export interface Lease {
@@ -26,7 +27,8 @@ export function requireCurrentLease(ctx: KernelContext, executionId: string, lea
 export function requireLiveLease(ctx: KernelContext, executionId: string, lease: Lease): DispatchRow {
   const d = requireCurrentLease(ctx, executionId, lease);
   if (d.status !== "in_flight") throw leaseSuperseded();
-  const renewed: DispatchRow = { ...d, lockedAt: ctx.clock() };
+  const renewed = copyDispatch(d);
+  renewed.lockedAt = ctx.clock();
   ctx.store.updateDispatch(renewed);
   return renewed;
 }

@@ -6,13 +6,13 @@ import { RawJson } from "@rebuno/protocol";
 import { conflict, executionTerminal, notFound } from "../errors.js";
 import { OUTCOME_CONFLICT_STATUSES, REASON_AWAITING_STEPS } from "../inferences.js";
 import { extractUsage } from "../policy/index.js";
-import type { StepRow } from "../store/types.js";
 import { isTerminalExecution, isTerminalStep } from "../store/types.js";
 import type { KernelContext } from "./context.js";
-import { appendEvent, stepPayload } from "./events.js";
+import { appendEvent, appendEventText, stepPayload, stepPayloadHead } from "./events.js";
 import { type Lease, requireCurrentLease, requireLiveLease } from "./leases.js";
 import { blockExecution, isWaiting, terminate } from "./lifecycle.js";
 import { type Capture, type CaptureFailure, countSettledStep, recordCaptures } from "./resources.js";
+import { copyStep } from "./rows.js";
 import { agentExecution } from "./steps.js";
 
 /** A parsed step outcome. */
@@ -29,7 +29,10 @@ export interface StepOutcomeRequest {
 }
 
 /** Record a step outcome; answers `recorded`, `replay` or `execution_terminal`. */
-export function recordStepOutcome(ctx: KernelContext, req: StepOutcomeRequest): Record<string, unknown> {
+export function recordStepOutcome(
+  ctx: KernelContext,
+  req: StepOutcomeRequest,
+): Readonly<Record<string, unknown>> {
   const execution = agentExecution(ctx, req.executionId, req.agentId);
   const step = ctx.store.getStep(execution.id, req.stepId);
   if (step === undefined) throw notFound("step");
@@ -43,15 +46,19 @@ export function recordStepOutcome(ctx: KernelContext, req: StepOutcomeRequest): 
     return { decision: "replay", error: new RawJson(step.errorJson ?? "null") };
   }
   const now = ctx.clock();
-  let settled: StepRow;
+  // A copy with assignments rather than spreads: one hidden class for every step row (rows.ts).
+  const settled = copyStep(step);
+  settled.completedAt = now;
   if (req.status === "succeeded") {
-    settled = { ...step, status: "succeeded", resultJson: req.valueJson, completedAt: now };
-    const extra: Record<string, unknown> = {};
+    settled.status = "succeeded";
+    settled.resultJson = req.valueJson;
     if (step.kind === "llm_call") {
+      const extra: Record<string, unknown> = {};
       const usage = req.valueJson === undefined ? undefined : extractUsage(req.valueJson);
       if (usage === undefined) ctx.metrics.inc("rebuno_llm_usage_missing_total");
       else {
-        settled = { ...settled, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+        settled.inputTokens = usage.inputTokens;
+        settled.outputTokens = usage.outputTokens;
         extra.usage = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
         ctx.store.updateExecution({
           ...execution,
@@ -59,20 +66,27 @@ export function recordStepOutcome(ctx: KernelContext, req: StepOutcomeRequest): 
           updatedAt: now,
         });
       }
+      ctx.store.updateStep(settled);
+      appendEvent(ctx, execution.id, "step.succeeded", stepPayload(settled, extra));
+    } else {
+      ctx.store.updateStep(settled);
+      appendEventText(ctx, execution.id, "step.succeeded", `${stepPayloadHead(settled)}}`);
     }
-    ctx.store.updateStep(settled);
-    appendEvent(ctx, execution.id, "step.succeeded", stepPayload(settled, extra));
   } else {
     const errorJson = req.valueJson ?? "null";
-    settled = { ...step, status: "failed", errorJson, completedAt: now };
+    settled.status = "failed";
+    settled.errorJson = errorJson;
     ctx.store.updateStep(settled);
     appendEvent(ctx, execution.id, "step.failed", stepPayload(settled, { error: new RawJson(errorJson) }));
   }
   ctx.metrics.inc("rebuno_step_outcomes_total", ["status", settled.status]);
   countSettledStep(ctx, settled);
   recordCaptures(ctx, execution.id, req.captures, req.captureFailures);
-  return { decision: "recorded" };
+  return RECORDED;
 }
+
+/** The `recorded` answer (shared: routes recognize it and send its text as is). */
+export const RECORDED: Readonly<Record<string, unknown>> = Object.freeze({ decision: "recorded" });
 
 /** `POST /heartbeat`: renew the live lease. */
 export function heartbeat(ctx: KernelContext, executionId: string, agentId: string, lease: Lease): void {

@@ -242,6 +242,7 @@ export function recordCaptures(
   captures: readonly Capture[],
   failures: readonly CaptureFailure[],
 ): void {
+  if (captures.length === 0 && failures.length === 0) return;
   const seen = new Set<string>();
   for (const c of captures) {
     const refusal = captureRefusal(ctx, executionId, c, seen);

@@ -12,7 +12,7 @@ import type { ApprovalRow, ExecutionRow, Idempotency, StepKind, StepRow } from "
 import { isTerminalExecution } from "../store/types.js";
 import type { KernelContext } from "./context.js";
 import { decideNewStep, type JudgeVerdicts } from "./decide.js";
-import { appendEvent, stepPayload } from "./events.js";
+import { appendEvent, appendEventText, ruleFields, stepPayload, stepPayloadHead } from "./events.js";
 import { type Lease, requireLiveLease } from "./leases.js";
 import { blockExecution, enqueueDispatch } from "./lifecycle.js";
 import {
@@ -21,6 +21,7 @@ import {
   type ProceedResource,
   unknownResourceKeys,
 } from "./resources.js";
+import { copyStep } from "./rows.js";
 
 /** A parsed, validated `POST /steps` request. */
 export interface SubmitRequest {
@@ -83,13 +84,10 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
   const occurrence = consumed === undefined ? 0 : consumed + 1;
   const stepId = computeStepId(execution.id, req.kind, req.target, argsHash, occurrence);
   // Recorded outcomes consume the occurrence; refusals (terminal, blocked, rate limited) do not.
-  const consume = (): void =>
-    ctx.store.setOccurrence(req.lease.dispatchId, req.kind, req.target, argsHash, occurrence);
-
   const existing = ctx.store.getStep(execution.id, stepId);
   if (existing !== undefined) {
     const body = replayExisting(ctx, execution, existing, req.idempotency);
-    if (body.decision !== "execution_terminal") consume();
+    if (body.decision !== "execution_terminal") consume(ctx, req, argsHash, occurrence);
     ctx.metrics.inc("rebuno_replay_hits_total");
     return decision(body);
   }
@@ -99,6 +97,7 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
   // One shared empty list: most steps declare no resources and the row lives as long as the run.
   const resources =
     req.kind === "llm_call" || req.resources.length === 0 ? NO_RESOURCES : [...new Set(req.resources)];
+  // Every field present, in `copyStep`'s order: one hidden class for all step rows (rows.ts).
   const base: StepRow = {
     executionId: execution.id,
     stepId,
@@ -109,8 +108,14 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
     status: "proposed",
     idempotency: req.idempotency,
     argsJson: req.argsJson,
+    resultJson: undefined,
+    errorJson: undefined,
     resources,
+    inputTokens: undefined,
+    outputTokens: undefined,
     createdAt: now,
+    startedAt: undefined,
+    completedAt: undefined,
   };
 
   if (req.idempotency === "at_most_once") {
@@ -133,7 +138,7 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
           error: new RawJson(INDETERMINATE_RETRY_ERROR),
         }),
       );
-      consume();
+      consume(ctx, req, argsHash, occurrence);
       return decision({
         decision: "denied",
         step_id: stepId,
@@ -178,7 +183,7 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
       const extra: Record<string, unknown> = { rule_id: verdict.ruleId, error: new RawJson(errorJson) };
       if (verdict.policyHash !== undefined) extra.policy_hash = verdict.policyHash;
       appendEvent(ctx, execution.id, "step.denied", stepPayload(denied, extra));
-      consume();
+      consume(ctx, req, argsHash, occurrence);
       return decision({
         decision: "denied",
         step_id: stepId,
@@ -211,33 +216,47 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
         status: "pending",
       });
       blockExecution(ctx, ctx.store.getExecution(execution.id)!, undefined);
-      consume();
+      consume(ctx, req, argsHash, occurrence);
       return decision({ decision: "blocked", step_id: stepId, approval_id: approval.id });
     }
     default: {
-      recordProposed(ctx, base);
-      const allowedExtra: Record<string, unknown> = { rule_id: verdict.ruleId };
-      if (verdict.policyHash !== undefined) allowedExtra.policy_hash = verdict.policyHash;
-      appendEvent(ctx, execution.id, "step.allowed", stepPayload(base, allowedExtra));
-      const executing = startExecuting(ctx, base);
-      consume();
+      // The allowed path (nearly every step): its three events share one payload head.
+      const head = stepPayloadHead(base);
+      recordProposed(ctx, base, head);
+      const allowed = `${head}${ruleFields(verdict.ruleId, verdict.policyHash)}}`;
+      appendEventText(ctx, execution.id, "step.allowed", allowed);
+      const executing = startExecuting(ctx, base, head);
+      consume(ctx, req, argsHash, occurrence);
       return decision(proceedBody(ctx, execution.id, stepId, executing));
     }
   }
 }
 
-function recordProposed(ctx: KernelContext, step: StepRow): void {
-  ctx.store.insertStep(step);
-  appendEvent(ctx, step.executionId, "step.proposed", stepPayload(step));
+function consume(ctx: KernelContext, req: SubmitRequest, argsHash: string, occurrence: number): void {
+  ctx.store.setOccurrence(req.lease.dispatchId, req.kind, req.target, argsHash, occurrence);
 }
 
+// `head` is `stepPayloadHead(step)` when the caller already has it.
+function recordProposed(ctx: KernelContext, step: StepRow, head = stepPayloadHead(step)): void {
+  ctx.store.insertStep(step);
+  appendEventText(ctx, step.executionId, "step.proposed", `${head}}`);
+}
+
+const NO_ENTRIES: readonly ProceedResource[] = Object.freeze([]);
+
 /** Move a step to `executing` (appends `step.executing`, advances resource generations). */
-function startExecuting(ctx: KernelContext, step: StepRow): ProceedResource[] {
-  const executing: StepRow = { ...step, status: "executing", startedAt: ctx.clock() };
+function startExecuting(
+  ctx: KernelContext,
+  step: StepRow,
+  head = stepPayloadHead(step),
+): readonly ProceedResource[] {
+  const executing = copyStep(step);
+  executing.status = "executing";
+  executing.startedAt = ctx.clock();
   ctx.store.updateStep(executing);
   if (executing.resources.length === 0) {
-    appendEvent(ctx, step.executionId, "step.executing", stepPayload(executing));
-    return [];
+    appendEventText(ctx, step.executionId, "step.executing", `${head}}`);
+    return NO_ENTRIES;
   }
   // The event carries the generations the step will produce, so it is appended after the seq it
   // takes is known: the open checkpoints are invalidated at exactly this event.
@@ -258,7 +277,7 @@ function proceedBody(
   ctx: KernelContext,
   executionId: string,
   stepId: string,
-  entries: ProceedResource[],
+  entries: readonly ProceedResource[],
 ): StepDecision {
   const body: Record<string, unknown> & { decision: string } = { decision: "proceed", step_id: stepId };
   if (entries.length > 0 || ctx.store.listResources(executionId).length > 0) body.resources = entries;

@@ -25,6 +25,9 @@ const H_TIMESTAMP = "rebuno-timestamp";
 const H_DISPATCH_ID = "rebuno-dispatch-id";
 const H_DISPATCH_ATTEMPT = "rebuno-dispatch-attempt";
 const H_SIGNATURE = "rebuno-signature";
+// Signed headers that must appear at most once and carry no CR/LF (checked in this order).
+const SIGNED_HEADERS: readonly string[] = [H_TIMESTAMP, H_DISPATCH_ID, H_DISPATCH_ATTEMPT];
+const ANONYMOUS: Caller = Object.freeze({ kind: "anonymous" });
 
 /** sha256 hex of a bearer token (only hashes are stored). */
 export function tokenHash(token: string): string {
@@ -45,7 +48,7 @@ export function authenticateAgent(ctx: KernelContext, req: CoreRequest): string 
   if (headerCount(req.headers, H_AGENT) !== 1) throw unauthorized("duplicate Rebuno-Agent-Id header");
   const agent = ctx.store.getAgent(agentId);
   if (agent === undefined) throw unauthorized("unknown agent");
-  for (const h of [H_TIMESTAMP, H_DISPATCH_ID, H_DISPATCH_ATTEMPT]) {
+  for (const h of SIGNED_HEADERS) {
     if (headerCount(req.headers, h) > 1 || hasCrLf(headerValue(req.headers, h))) {
       throw unauthorized(`invalid ${h} header`);
     }
@@ -73,7 +76,7 @@ export function authenticateAgent(ctx: KernelContext, req: CoreRequest): string 
 export function authenticateBearer(ctx: KernelContext, req: CoreRequest): Caller {
   const count = headerCount(req.headers, "authorization");
   if (count === 0) {
-    if (ctx.config.devMode) return { kind: "anonymous" };
+    if (ctx.config.devMode) return ANONYMOUS;
     throw unauthorized("missing bearer token");
   }
   if (count > 1) throw unauthorized("duplicate Authorization header");
@@ -86,7 +89,7 @@ export function authenticateBearer(ctx: KernelContext, req: CoreRequest): Caller
   const key = ctx.store.findApiKeyByTokenHash(tokenHash(token));
   if (key !== undefined && key.revokedAt === undefined)
     return { kind: "client", scopes: new Set(key.scopes) };
-  if (ctx.config.devMode && !DEV_MODE_REJECTS_UNKNOWN_TOKENS) return { kind: "anonymous" };
+  if (ctx.config.devMode && !DEV_MODE_REJECTS_UNKNOWN_TOKENS) return ANONYMOUS;
   throw unauthorized("invalid bearer token");
 }
 
@@ -107,7 +110,7 @@ export function authenticate(
 ): Caller {
   switch (auth) {
     case "none":
-      return { kind: "anonymous" };
+      return ANONYMOUS;
     case "hmac":
       return { kind: "agent", agentId: authenticateAgent(ctx, req) };
     case "dual":
@@ -138,7 +141,18 @@ export function leaseFromHeaders(req: CoreRequest, required: boolean): Lease | u
     throw invalid("missing dispatch lease");
   }
   const dispatchId = parseUuid(id);
-  const n = /^\d{1,15}$/.test(attempt) ? Number(attempt) : Number.NaN;
+  const n = isShortDecimal(attempt) ? Number(attempt) : Number.NaN;
   if (dispatchId === undefined || !Number.isSafeInteger(n) || n < 1) throw invalid("invalid dispatch lease");
   return { dispatchId, attempt: n };
+}
+
+/** `/^\d{1,15}$/` without a regex (runs on every agent write). */
+function isShortDecimal(text: string): boolean {
+  const n = text.length;
+  if (n < 1 || n > 15) return false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }

@@ -20,31 +20,58 @@ function release(socket: Socket): void {
   socket.end(() => socket.destroy());
 }
 
-/** Tracks the sockets of one server. Attach right after `createServer`. */
+// The socket a response was counted on (its own `socket` is detached before it emits "close").
+const kCountedSocket = Symbol("countedSocket");
+
+type CountedResponse = ServerResponse & { [kCountedSocket]?: Socket };
+
+/**
+ * Tracks the sockets of one server. Attach right after `createServer` (without a request
+ * listener), then serve requests through {@link ConnectionTracker.listener}.
+ */
 export class ConnectionTracker {
   /** Requests in flight per open socket (0 = idle keep-alive connection). */
   private readonly inFlight = new Map<Socket, number>();
   private draining = false;
+  // One shared "close" listener for every response instead of a closure (and a `once` wrapper)
+  // per request: this runs on every request of the agent hot path.
+  private readonly onResponseClose: (this: CountedResponse) => void;
 
   constructor(server: Server) {
     server.on("connection", (socket: Socket) => {
       this.inFlight.set(socket, 0);
       socket.once("close", () => this.inFlight.delete(socket));
     });
-    server.on("request", (req: IncomingMessage, res: ServerResponse) => this.onRequest(req, res));
+    const tracker = this;
+    this.onResponseClose = function (this: CountedResponse): void {
+      const socket = this[kCountedSocket]!;
+      const n = (tracker.inFlight.get(socket) ?? 1) - 1;
+      if (!tracker.inFlight.has(socket)) return;
+      tracker.inFlight.set(socket, n);
+      if (tracker.draining && n === 0) release(socket);
+    };
   }
 
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * The server's one `request` listener: counts the request, then hands it to `serve`. (One
+   * listener rather than two: `emit` copies the listener array when there are several.)
+   */
+  listener(
+    serve: (req: IncomingMessage, res: ServerResponse) => void,
+  ): (req: IncomingMessage, res: ServerResponse) => void {
+    return (req, res) => {
+      this.onRequest(req, res);
+      serve(req, res);
+    };
+  }
+
+  private onRequest(req: IncomingMessage, res: CountedResponse): void {
     const socket = req.socket;
     this.inFlight.set(socket, (this.inFlight.get(socket) ?? 0) + 1);
     // Answers written while draining tell the client not to reuse the connection.
     if (this.draining) res.shouldKeepAlive = false;
-    res.once("close", () => {
-      const n = (this.inFlight.get(socket) ?? 1) - 1;
-      if (!this.inFlight.has(socket)) return;
-      this.inFlight.set(socket, n);
-      if (this.draining && n === 0) release(socket);
-    });
+    res[kCountedSocket] = socket;
+    res.on("close", this.onResponseClose);
   }
 
   /**

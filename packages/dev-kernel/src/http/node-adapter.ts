@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ValidationError } from "@rebuno/protocol";
 import { BODY_TOO_LARGE_MESSAGE, BODY_TOO_LARGE_STATUS } from "../inferences.js";
-import { errorResponse } from "./respond.js";
+import { errorResponse, JSON_HEADERS } from "./respond.js";
 import type { CoreBodyResponse, CoreHandler, CoreHeaders, CoreResponse } from "./types.js";
 
 /** Lowercase header map from `rawHeaders`; repeated headers become arrays. */
@@ -23,6 +23,23 @@ export function headersFromRaw(raw: readonly string[]): CoreHeaders {
   return out;
 }
 
+/**
+ * The request's headers as the core wants them. `node:http` has already built `req.headers` for
+ * every request (it checks `Host` and `Expect`), and when no header name repeats that object is
+ * exactly what {@link headersFromRaw} would build: lowercase names, each with its one value
+ * (`set-cookie` aside, which node always makes an array). Repeats are visible there only as fewer
+ * names than raw pairs — node joins or drops them — and then the raw list is walked instead, so
+ * duplicate `Rebuno-*` / `Authorization` headers are still seen and refused.
+ */
+export function requestHeaders(req: IncomingMessage): CoreHeaders {
+  const parsed = req.headers;
+  const raw = req.rawHeaders;
+  if (parsed["set-cookie"] === undefined && Object.keys(parsed).length * 2 === raw.length) {
+    return parsed as CoreHeaders;
+  }
+  return headersFromRaw(raw);
+}
+
 /** The 413 answer (see `inferences.ts`). */
 export function tooLarge(): CoreBodyResponse {
   return errorResponse(new ValidationError(BODY_TOO_LARGE_MESSAGE, { status: BODY_TOO_LARGE_STATUS }), {
@@ -31,10 +48,25 @@ export function tooLarge(): CoreBodyResponse {
 }
 
 function writeBody(res: ServerResponse, r: CoreBodyResponse): void {
-  const headers: Record<string, string | number> = { ...r.headers };
-  if (r.status !== 204) headers["content-length"] = Buffer.byteLength(r.body);
-  res.writeHead(r.status, headers);
-  res.end(r.status === 204 ? undefined : r.body);
+  if (r.status === 204) {
+    res.writeHead(204, r.headers);
+    res.end();
+    return;
+  }
+  // A flat `[name, value, …]` list: node writes the same header block as from an object, without
+  // the copy of `r.headers` and its key listing. Same names, values and order as before.
+  const length = Buffer.byteLength(r.body);
+  const h = r.headers;
+  let flat: (string | number)[];
+  if (h === JSON_HEADERS) {
+    flat = ["content-type", JSON_HEADERS["content-type"]!, "content-length", length];
+  } else {
+    flat = [];
+    for (const name of Object.keys(h)) flat.push(name, h[name]!);
+    flat.push("content-length", length);
+  }
+  res.writeHead(r.status, flat);
+  res.end(r.body);
 }
 
 function writeResponse(res: ServerResponse, r: CoreResponse): void {
@@ -52,27 +84,41 @@ function writeResponse(res: ServerResponse, r: CoreResponse): void {
   res.on("close", () => control.close());
 }
 
-/** A `request` listener for `http.createServer` that drives the core handler. */
+/**
+ * A `request` listener for `http.createServer` that drives the core handler.
+ *
+ * Reading the body: a request that arrived whole with its headers (every agent request, in
+ * practice) is complete by the `setImmediate` after the `request` event — node's parser has pushed
+ * the body and its end into `req` while handling that read — so the immediate takes the buffered
+ * body with one `read()` and serves it. That skips flowing mode (resume, `data` events, the `end`
+ * tick) on the hot path. (`process.nextTick` would be too early: node runs ticks after each parser
+ * callback, i.e. before the body is parsed.) Anything still arriving is read with `data`/`end`
+ * events, with the size cap checked per chunk, as before.
+ */
 export function createNodeListener(
   handle: CoreHandler,
   maxBodyBytes: number,
   onError: (err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const reject = (): void => {
-      // Stop reading; the connection is closed once the answer is out.
-      req.pause();
-      req.removeAllListeners("data");
-      const r = tooLarge();
-      res.on("finish", () => req.destroy());
-      writeBody(res, r);
-    };
-    const declared = req.headers["content-length"];
-    if (declared !== undefined && Number(declared) > maxBodyBytes) {
-      reject();
-      return;
-    }
-    const chunks: Buffer[] = [];
+  const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
+    handle({
+      method: req.method ?? "GET",
+      target: req.url ?? "/",
+      headers: requestHeaders(req),
+      body,
+    }).then(
+      (r) => writeResponse(res, r),
+      (err: unknown) => {
+        onError(err);
+        if (!res.headersSent) res.writeHead(500).end();
+      },
+    );
+  };
+
+  const readStreaming = (req: IncomingMessage, res: ServerResponse): void => {
+    // Bodies almost always arrive in one chunk: keep it without an array.
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
     let size = 0;
     let rejected = false;
     req.on("data", (chunk: Buffer) => {
@@ -80,29 +126,55 @@ export function createNodeListener(
       size += chunk.length;
       if (size > maxBodyBytes) {
         rejected = true;
-        reject();
+        reject(req, res);
         return;
       }
-      chunks.push(chunk);
+      if (first === undefined) first = chunk;
+      else (more ??= [first]).push(chunk);
     });
     req.on("error", () => {
       rejected = true;
     });
     req.on("end", () => {
       if (rejected) return;
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      handle({
-        method: req.method ?? "GET",
-        target: req.url ?? "/",
-        headers: headersFromRaw(req.rawHeaders),
-        body,
-      }).then(
-        (r) => writeResponse(res, r),
-        (err: unknown) => {
-          onError(err);
-          if (!res.headersSent) res.writeHead(500).end();
-        },
-      );
+      serve(req, res, more !== undefined ? Buffer.concat(more, size) : (first ?? EMPTY_BODY));
     });
   };
+
+  const readWhole = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!req.complete || req.destroyed || req.readableFlowing !== null) {
+      readStreaming(req, res);
+      return;
+    }
+    const body = req.readableLength === 0 ? EMPTY_BODY : (req.read() as Buffer);
+    if (body.length > maxBodyBytes) {
+      reject(req, res);
+      return;
+    }
+    serve(req, res, body);
+  };
+
+  return (req, res) => {
+    const declared = req.headers["content-length"];
+    if (declared !== undefined && Number(declared) > maxBodyBytes) {
+      reject(req, res);
+      return;
+    }
+    // An aborted request emits "error"; without a listener that would be thrown.
+    req.on("error", ignore);
+    setImmediate(readWhole, req, res);
+  };
+}
+
+function ignore(): void {}
+
+const EMPTY_BODY = Buffer.alloc(0);
+
+// Stop reading; the connection is closed once the 413 answer is out.
+function reject(req: IncomingMessage, res: ServerResponse): void {
+  req.pause();
+  req.removeAllListeners("data");
+  const r = tooLarge();
+  res.on("finish", () => req.destroy());
+  writeBody(res, r);
 }

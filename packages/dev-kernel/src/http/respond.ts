@@ -1,7 +1,8 @@
 import { type KernelError, stringifyJson } from "@rebuno/protocol";
 import type { CoreBodyResponse } from "./types.js";
 
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+/** Headers of every JSON answer (one shared object, which the `node:http` adapter recognizes). */
+export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-type": "application/json; charset=utf-8",
 });
 const EMPTY_HEADERS: Readonly<Record<string, string>> = Object.freeze({});

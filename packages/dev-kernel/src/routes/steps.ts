@@ -7,14 +7,16 @@ import {
   validateRequest,
 } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
-import { recordStepOutcome } from "../engine/outcomes.js";
+import { jsonString } from "../engine/events.js";
+import { RECORDED, recordStepOutcome } from "../engine/outcomes.js";
 import type { Capture, CaptureFailure } from "../engine/resources.js";
-import { type SubmitRequest, submitStep } from "../engine/steps.js";
+import { type StepDecision, type SubmitRequest, type SubmitResult, submitStep } from "../engine/steps.js";
 import { invalid, notFound } from "../errors.js";
 import { leaseFromHeaders } from "../http/auth.js";
 import { parseBody } from "../http/core.js";
-import { json } from "../http/respond.js";
+import { json, jsonText } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
+import type { CoreBodyResponse, CoreResponse } from "../http/types.js";
 import { evaluateJudge, type JudgeOutcome } from "../policy/index.js";
 import type { StepRow } from "../store/types.js";
 import { isTerminalStep } from "../store/types.js";
@@ -58,8 +60,15 @@ function getStep(ctx: KernelContext, input: RouteInput) {
   return json(200, stepView(step));
 }
 
-async function submit(ctx: KernelContext, input: RouteInput) {
-  const { body, raw } = parseBody(input.req, (v) => validateRequest(SubmitStepRequestSchema, v));
+const validateSubmit = (v: unknown) => validateRequest(SubmitStepRequestSchema, v);
+const validateComplete = (v: unknown) => validateRequest(CompleteStepRequestSchema, v);
+const validateFail = (v: unknown) => validateRequest(FailStepRequestSchema, v);
+const NO_VERDICTS: ReadonlyMap<string, JudgeOutcome> = new Map();
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+// Synchronous unless a judge rule needs an answer: the common submission takes no promise hop.
+function submit(ctx: KernelContext, input: RouteInput): CoreResponse | Promise<CoreResponse> {
+  const { body, raw } = parseBody(input.req, validateSubmit);
   const lease = leaseFromHeaders(input.req, true);
   const req: SubmitRequest = {
     executionId: input.params[0]!,
@@ -70,17 +79,32 @@ async function submit(ctx: KernelContext, input: RouteInput) {
     argsJson: raw.args,
     args: body.args === undefined ? null : body.args,
     idempotency: body.idempotency ?? "safe_to_retry",
-    resources: body.resources ?? [],
+    resources: body.resources ?? NO_KEYS,
   };
+  const result = ctx.store.transaction(() => submitStep(ctx, req, NO_VERDICTS));
+  return result.kind === "decision" ? decided(ctx, result.body) : submitJudged(ctx, req, result);
+}
+
+function decided(ctx: KernelContext, body: StepDecision): CoreBodyResponse {
+  ctx.metrics.inc("rebuno_step_decisions_total", ["decision", body.decision]);
+  // The usual answer, written directly: the same bytes `json` produces for this two-key object.
+  if (body.decision === "proceed" && body.resources === undefined && typeof body.step_id === "string") {
+    return jsonText(200, `{"decision":"proceed","step_id":${jsonString(body.step_id)}}`);
+  }
+  return json(200, body);
+}
+
+async function submitJudged(
+  ctx: KernelContext,
+  req: SubmitRequest,
+  first: Extract<SubmitResult, { kind: "needs_judge" }>,
+): Promise<CoreResponse> {
   const verdicts = new Map<string, JudgeOutcome>();
   // A judge answer is fetched outside the transaction; the next pass re-checks everything and
   // uses it only if the same rule still decides. Bounded: each pass adds one rule's answer.
+  let result: SubmitResult = first;
   for (;;) {
-    const result = ctx.store.transaction(() => submitStep(ctx, req, verdicts));
-    if (result.kind === "decision") {
-      ctx.metrics.inc("rebuno_step_decisions_total", ["decision", result.body.decision]);
-      return json(200, result.body);
-    }
+    if (result.kind === "decision") return decided(ctx, result.body);
     if (verdicts.has(result.ruleId))
       throw new Error(`judge verdict for rule ${result.ruleId} was not applied`);
     const verdict = await evaluateJudge(
@@ -95,6 +119,7 @@ async function submit(ctx: KernelContext, input: RouteInput) {
       result.judge.fallback,
     );
     verdicts.set(result.ruleId, verdict);
+    result = ctx.store.transaction(() => submitStep(ctx, req, verdicts));
   }
 }
 
@@ -109,8 +134,22 @@ interface CaptureBody {
     | undefined;
 }
 
+const NO_CAPTURES = Object.freeze({ captures: Object.freeze([]), failures: Object.freeze([]) });
+
 /** Captures and capture failures of an outcome or checkpoints body, camelCased. */
-export function capturesOf(body: CaptureBody): { captures: Capture[]; failures: CaptureFailure[] } {
+export function capturesOf(body: CaptureBody): {
+  captures: readonly Capture[];
+  failures: readonly CaptureFailure[];
+} {
+  // Nearly every outcome carries none.
+  if (
+    (body.captures === undefined || body.captures === null || body.captures.length === 0) &&
+    (body.capture_failures === undefined ||
+      body.capture_failures === null ||
+      body.capture_failures.length === 0)
+  ) {
+    return NO_CAPTURES;
+  }
   return {
     captures: (body.captures ?? []).map((c) => ({
       key: c.key,
@@ -125,12 +164,12 @@ export function capturesOf(body: CaptureBody): { captures: Capture[]; failures: 
   };
 }
 
+const RECORDED_TEXT = JSON.stringify(RECORDED);
+
 function outcome(status: "succeeded" | "failed") {
   return (ctx: KernelContext, input: RouteInput) => {
     const { body, raw } =
-      status === "succeeded"
-        ? parseBody(input.req, (v) => validateRequest(CompleteStepRequestSchema, v))
-        : parseBody(input.req, (v) => validateRequest(FailStepRequestSchema, v));
+      status === "succeeded" ? parseBody(input.req, validateComplete) : parseBody(input.req, validateFail);
     const lease = leaseFromHeaders(input.req, true);
     const { captures, failures } = capturesOf(body);
     const answer = ctx.store.transaction(() =>
@@ -145,7 +184,7 @@ function outcome(status: "succeeded" | "failed") {
         captureFailures: failures,
       }),
     );
-    return json(200, answer);
+    return answer === RECORDED ? jsonText(200, RECORDED_TEXT) : json(200, answer);
   };
 }
 
