@@ -102,6 +102,54 @@ async function main() {
       throw new Error(`rawPool: ${res.statusCode}`);
   };
 
+  // (1c) The floor below that: the same pool through `dispatch` with a minimal handler that
+  // collects the body Buffers and settles one promise, which is what the transport's undici engine
+  // does (no Readable, no AsyncResource). Informational: the goals stay against (1).
+  const rawDispatch = () =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify(stepInput);
+      const ts = String(Math.floor(Date.now() / 1000));
+      const sig = createHmac("sha256", SECRET)
+        .update(`rebuno-request-v1\nPOST\n${rawTarget}\n${ts}\n${lease.dispatchId}\n${lease.attempt}\n`)
+        .update(body)
+        .digest("hex");
+      const chunks = [];
+      let status = 0;
+      pool.dispatch(
+        {
+          path: rawTarget,
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "rebuno-agent-id": AGENT_ID,
+            "rebuno-timestamp": ts,
+            "rebuno-dispatch-id": lease.dispatchId,
+            "rebuno-dispatch-attempt": String(lease.attempt),
+            "rebuno-signature": `v1=${sig}`,
+          },
+          body,
+        },
+        {
+          onRequestStart() {},
+          onResponseStart(_c, statusCode) {
+            status = statusCode;
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            const decision = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            if (status !== 200 || decision.decision !== "proceed")
+              reject(new Error(`rawDispatch: ${status}`));
+            else resolve();
+          },
+          onResponseError(_c, err) {
+            reject(err);
+          },
+        },
+      );
+    });
+
   // (2) The transport (undici engine) and (3) the same transport over ky + global fetch.
   const lean = createAgentTransport({ baseUrl: kernel.url, agentId: AGENT_ID, secret: SECRET });
   const viaFetch = createAgentTransport({
@@ -117,6 +165,7 @@ async function main() {
   const subjects = {
     raw: { run: raw },
     rawPool: { run: rawPool },
+    rawDispatch: { run: rawDispatch },
     transport: { run: submit(lean) },
     transportComplete: {
       run: () => lean.completeStep(execId, lease, "9a3f0c", { result: { ok: true, id: 42 } }),
@@ -165,6 +214,8 @@ async function main() {
     kyFetchMeanRatio: round(result.kyFetch.meanUs / r.meanUs, 2),
     vsPoolFloorMeanRatio: round(t.meanUs / result.rawPool.meanUs, 2),
     vsPoolFloorCpuRatio: round(t.cpuUsPerReq / result.rawPool.cpuUsPerReq, 2),
+    vsDispatchFloorMeanRatio: round(t.meanUs / result.rawDispatch.meanUs, 2),
+    vsDispatchFloorCpuRatio: round(t.cpuUsPerReq / result.rawDispatch.cpuUsPerReq, 2),
   };
   const goals = {
     "mean ≤ 1.5× raw": ratios.meanRatio <= 1.5,
@@ -182,6 +233,7 @@ async function main() {
   );
   console.log(row("raw undici.request", r));
   console.log(row("raw Pool.request", result.rawPool));
+  console.log(row("raw Pool.dispatch", result.rawDispatch));
   console.log(row("transport submitStep", t));
   console.log(row("transport completeStep", result.transportComplete));
   console.log(row("transport heartbeat", result.transportHeartbeat));
@@ -190,7 +242,8 @@ async function main() {
   console.log(
     `ratios vs raw: mean ${ratios.meanRatio}×, p50 ${ratios.p50Ratio}×, p99 ${ratios.p99Ratio}×, CPU ${ratios.cpuRatio}×, ` +
       `signing ${round(ratios.signShare * 100, 1)}% of a round trip; ky+fetch ${ratios.kyFetchMeanRatio}×; ` +
-      `vs the Pool.request floor: mean ${ratios.vsPoolFloorMeanRatio}×, CPU ${ratios.vsPoolFloorCpuRatio}×`,
+      `vs the Pool.request floor: mean ${ratios.vsPoolFloorMeanRatio}×, CPU ${ratios.vsPoolFloorCpuRatio}×; ` +
+      `vs the Pool.dispatch floor: mean ${ratios.vsDispatchFloorMeanRatio}×, CPU ${ratios.vsDispatchFloorCpuRatio}×`,
   );
   for (const [goal, ok] of Object.entries(goals)) console.log(`${ok ? "PASS" : "FAIL"}  ${goal}`);
   console.log(JSON.stringify({ bench: "transport", ...result, ratios, goals }));

@@ -33,14 +33,9 @@ import {
   submitStepBody,
 } from "./bodies.js";
 import { isUnsentFailure, SubmissionOutcomeUnknown } from "./errors.js";
-import {
-  createHttpCore,
-  type HttpCore,
-  type HttpMethod,
-  type HttpResponse,
-  parseResponseJson,
-} from "./http-core.js";
+import { Core, type HttpMethod } from "./http-core.js";
 import { assertLease, type DispatchLease } from "./lease.js";
+import { type HttpResponse, parseResponseJson } from "./responses.js";
 import type { RetryMode } from "./retry.js";
 import { type AgentSigner, createAgentSigner } from "./signer.js";
 import { escapePathSegment, queryString } from "./url.js";
@@ -52,7 +47,7 @@ export type LeaseObserver = (error: LeaseSuperseded | SubmissionOutcomeUnknown) 
 export const BIND_OBSERVED: unique symbol = Symbol("rebuno.transport.bindObserved");
 
 interface Shared {
-  readonly core: HttpCore;
+  readonly core: Core;
   readonly agentId: string;
   readonly sign: AgentSigner;
 }
@@ -90,37 +85,65 @@ class AgentTransportImpl implements AgentTransport {
     return this.s.core.engine;
   }
 
-  private async send(
+  /**
+   * Send one call: the signal and lease are checked before anything is sent, and the error a
+   * failed call rejects with is mapped by `onFailure` (or by `fail`, for submitStep). Not `async`,
+   * and parsing runs inside the core: one promise per call on the hot routes. Throws
+   * synchronously on a bad lease; the public methods turn that into a rejection.
+   */
+  private call<T>(
     method: HttpMethod,
     path: string,
     lease: DispatchLease | undefined,
     body: string | undefined,
     retry: RetryMode,
     options: CallOptions | undefined,
-  ): Promise<HttpResponse> {
+    parse: (res: HttpResponse) => T,
+    fail: ((error: unknown, answered: boolean) => unknown) | undefined = this.onFailure,
+  ): Promise<T> {
     const signal = this.signal;
-    if (signal?.aborted) throw leaseLost(signal);
+    if (signal?.aborted) return Promise.reject(leaseLost(signal));
     if (lease !== undefined) assertLease(lease);
-    try {
-      return await this.s.core.request({
+    const sign = this.s.sign;
+    return this.s.core.run(
+      {
         method,
         path,
         body,
         retry,
-        attemptHeaders: (ctx) => this.s.sign(ctx, lease),
+        attemptHeaders: (ctx) => sign(ctx, lease),
         signal,
         timeoutMs: options?.timeoutMs,
         retryOptions: options?.retry,
         budgetMs: options?.budgetMs,
-      });
-    } catch (err) {
-      if (signal?.aborted) throw leaseLost(signal);
-      if (this.observer !== undefined && LeaseSuperseded.isInstance(err)) this.observer(err);
-      throw err;
-    }
+      },
+      { parse, fail },
+    );
   }
 
-  private async json(
+  // Every route: once the bound signal aborted, the error is the lost lease; a LeaseSuperseded
+  // answer is reported to the observer (the keeper) so the whole run stops. An unreadable 2xx
+  // body (`answered`) is returned unchanged.
+  private readonly onFailure = (err: unknown, answered: boolean): unknown => {
+    if (answered) return err;
+    const signal = this.signal;
+    if (signal?.aborted) return leaseLost(signal);
+    if (this.observer !== undefined && LeaseSuperseded.isInstance(err)) this.observer(err);
+    return err;
+  };
+
+  private send(
+    method: HttpMethod,
+    path: string,
+    lease: DispatchLease | undefined,
+    body: string | undefined,
+    retry: RetryMode,
+    options: CallOptions | undefined,
+  ): Promise<undefined> {
+    return this.call(method, path, lease, body, retry, options, ignoreBody);
+  }
+
+  private json(
     method: HttpMethod,
     path: string,
     lease: DispatchLease | undefined,
@@ -128,8 +151,9 @@ class AgentTransportImpl implements AgentTransport {
     retry: RetryMode,
     options: CallOptions | undefined,
   ): Promise<unknown> {
-    const res = await this.send(method, path, lease, body, retry, options);
-    return parseResponseJson(res, `${method} ${path}`);
+    return this.call(method, path, lease, body, retry, options, (res) =>
+      parseResponseJson(res, method, path),
+    );
   }
 
   // Reads: GET has no side effect, so any no-answer failure or 502/503/504 is retried.
@@ -168,29 +192,35 @@ class AgentTransportImpl implements AgentTransport {
     }
   }
 
-  async submitStep(
+  submitStep(
     executionId: string,
     lease: DispatchLease,
     input: SubmitStepInput,
     options?: CallOptions,
   ): Promise<StepDecision> {
-    const path = `${exec(executionId)}/steps`;
-    const body = submitStepBody(input);
-    let res: HttpResponse;
     try {
+      const path = `${exec(executionId)}/steps`;
       // NOT idempotent: the kernel advances the occurrence counter when it records a submission,
       // so a re-sent copy would get the next occurrence, a different step id, and could run the
       // effect twice. Only "unsent-only" failures (connection refused, DNS) are re-sent.
-      res = await this.send("POST", path, lease, body, "unsent-only", options);
+      return this.call(
+        "POST",
+        path,
+        lease,
+        submitStepBody(input),
+        "unsent-only",
+        options,
+        (res) => parseStepDecision(parseResponseJson(res, "POST", path)),
+        (err, answered) => {
+          // The kernel answered 2xx, so it recorded the submission, but the decision is unreadable.
+          if (answered) return this.inDoubt(executionId, err);
+          const mapped = this.onFailure(err, false);
+          if (this.signal?.aborted || !isAmbiguousSubmitFailure(mapped)) return mapped;
+          return this.inDoubt(executionId, mapped);
+        },
+      );
     } catch (err) {
-      if (this.signal?.aborted || !isAmbiguousSubmitFailure(err)) throw err;
-      throw this.inDoubt(executionId, err);
-    }
-    try {
-      return parseStepDecision(parseResponseJson(res, `POST ${path}`));
-    } catch (err) {
-      // The kernel answered 2xx, so it recorded the submission, but the decision is unreadable.
-      throw this.inDoubt(executionId, err);
+      return Promise.reject(err);
     }
   }
 
@@ -200,7 +230,8 @@ class AgentTransportImpl implements AgentTransport {
     return err;
   }
 
-  private async outcome(
+  // Throws synchronously on bad input; the callers turn that into a rejection.
+  private outcome(
     executionId: string,
     lease: DispatchLease,
     stepId: string,
@@ -211,33 +242,48 @@ class AgentTransportImpl implements AgentTransport {
     const path = `${exec(executionId)}/steps/${escapePathSegment(stepId, "step id")}/${verb}`;
     // Retry-safe: keyed by step id. Once the step is terminal the kernel answers `replay` and
     // changes nothing (protocol §6.5 step 6), so a repeat after a lost answer cannot double-record.
-    return toAck(await this.json("POST", path, lease, body, "idempotent", options), path);
+    return this.call("POST", path, lease, body, "idempotent", options, (res) =>
+      toAck(parseResponseJson(res, "POST", path), path),
+    );
   }
 
-  async completeStep(
+  completeStep(
     executionId: string,
     lease: DispatchLease,
     stepId: string,
     input: CompleteStepInput,
     options?: CallOptions,
   ): Promise<StepOutcomeAck> {
-    return this.outcome(executionId, lease, stepId, "complete", completeStepBody(input), options);
+    try {
+      return this.outcome(executionId, lease, stepId, "complete", completeStepBody(input), options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async failStep(
+  failStep(
     executionId: string,
     lease: DispatchLease,
     stepId: string,
     input: FailStepInput,
     options?: CallOptions,
   ): Promise<StepOutcomeAck> {
-    return this.outcome(executionId, lease, stepId, "fail", failStepBody(input), options);
+    try {
+      return this.outcome(executionId, lease, stepId, "fail", failStepBody(input), options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async heartbeat(executionId: string, lease: DispatchLease, options?: CallOptions): Promise<void> {
-    // Retry-safe: a renewal only sets locked_at = now; two renewals equal one. The kernel still
-    // fences by attempt, so a late retry can never revive a superseded lease.
-    await this.send("POST", `${exec(executionId)}/heartbeat`, lease, undefined, "idempotent", options);
+  heartbeat(executionId: string, lease: DispatchLease, options?: CallOptions): Promise<void> {
+    try {
+      const path = `${exec(executionId)}/heartbeat`;
+      // Retry-safe: a renewal only sets locked_at = now; two renewals equal one. The kernel still
+      // fences by attempt, so a late retry can never revive a superseded lease.
+      return this.call("POST", path, lease, undefined, "idempotent", options, ignoreBody);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async suspend(executionId: string, lease: DispatchLease, options?: CallOptions): Promise<boolean> {
@@ -346,6 +392,10 @@ class AgentTransportImpl implements AgentTransport {
   }
 }
 
+function ignoreBody(): undefined {
+  return undefined;
+}
+
 function invalidResponse(path: string, expected: string): KernelError {
   return new KernelError(`${path}: the kernel's answer is not ${expected}`, {
     status: 200,
@@ -381,7 +431,7 @@ export function createAgentTransport(options: AgentTransportOptions): AgentTrans
   if (options.secret === undefined || options.secret === null || options.secret.length === 0) {
     throw new ConfigurationError("the agent secret is missing (set REBUNO_AGENT_SECRET or pass secret)");
   }
-  const core = createHttpCore({
+  const core = new Core({
     baseUrl: options.baseUrl,
     fetch: options.fetch,
     timeoutMs: options.timeoutMs,

@@ -1,15 +1,14 @@
 /**
  * The two ways a request reaches the kernel. Both take fully prepared bytes and headers (the
- * signature is computed before an engine sees the request) and return the whole response text;
+ * signature is computed before an engine sees the request) and report the whole response text;
  * neither follows redirects, retries, or interprets status codes.
  *
- * - {@link UndiciEngine}: `undici` `Pool.request` over keep-alive sockets. The hot path for real
- *   kernels (http/https base URL, no injected `fetch`); see docs/design/transport.md for the
- *   measurements that chose it over ky + fetch.
+ * - `UndiciEngine` (undici-engine.ts): `undici` `Pool.dispatch` over keep-alive sockets. The hot
+ *   path for real kernels (http/https base URL, no injected `fetch`); see
+ *   docs/design/transport.md §2 for the measurements behind it.
  * - {@link FetchEngine}: ky over an injected `fetch` (in-process dev kernel, MSW, custom proxies).
  */
 import ky, { type KyInstance } from "ky";
-import { Pool } from "undici";
 
 /** A request ready for the wire. */
 export interface WireRequest {
@@ -30,10 +29,24 @@ export interface WireResponse {
   header(name: string): string | undefined;
 }
 
+/**
+ * Receives the outcome of one attempt. An engine calls exactly one of the two methods, exactly
+ * once, and never throws out of `send`. The callbacks may run inside the HTTP client's own
+ * callbacks, so they must not throw and must not do work with side effects on other requests
+ * synchronously (the HTTP core defers its failure handling; see request-run.ts).
+ */
+export interface AttemptSink {
+  /** Any complete answer, whatever its status. */
+  onResponse(response: WireResponse): void;
+  /** No complete answer: the low-level error (socket, timeout, abort reason, bad argument). */
+  onFailure(error: unknown): void;
+}
+
 /** Something that sends {@link WireRequest}s. */
 export interface Engine {
   readonly name: "undici" | "fetch";
-  send(request: WireRequest): Promise<WireResponse>;
+  /** Send one attempt; its outcome goes to `sink`. */
+  send(request: WireRequest, sink: AttemptSink): void;
   /** A streaming response (SSE); the timeout covers only the wait for headers. */
   open(request: WireRequest): Promise<Response>;
   close(): Promise<void>;
@@ -41,20 +54,6 @@ export interface Engine {
 
 /** `fetch` as injected by callers; only the `Request` argument form is used. */
 export type FetchLike = (request: Request) => Promise<Response>;
-
-type NodeHeaders = Record<string, string | string[] | undefined>;
-
-class NodeResponse implements WireResponse {
-  constructor(
-    readonly status: number,
-    private readonly headers: NodeHeaders,
-    readonly text: string,
-  ) {}
-  header(name: string): string | undefined {
-    const v = this.headers[name.toLowerCase()];
-    return Array.isArray(v) ? v[0] : v;
-  }
-}
 
 class WebResponse implements WireResponse {
   constructor(
@@ -64,50 +63,6 @@ class WebResponse implements WireResponse {
   ) {}
   header(name: string): string | undefined {
     return this.headers.get(name) ?? undefined;
-  }
-}
-
-/**
- * Keep-alive `undici.Pool` for one origin. undici does not follow redirects in `request`, unrefs
- * idle sockets (an idle transport never holds the process open) and honours the server's
- * `Keep-Alive: timeout` hint, which avoids most writes into a socket the server already closed.
- */
-export class UndiciEngine implements Engine {
-  readonly name = "undici" as const;
-  private readonly pool: Pool;
-  private readonly origin: string;
-  private readonly fallback: FetchEngine;
-
-  constructor(origin: string, connections: number) {
-    this.origin = origin;
-    this.pool = new Pool(origin, { connections, pipelining: 1 });
-    this.fallback = new FetchEngine(origin, (r) => fetch(r));
-  }
-
-  async send(req: WireRequest): Promise<WireResponse> {
-    // headersTimeout bounds the wait for the answer, bodyTimeout every gap while it streams in:
-    // for the small JSON bodies the kernel sends that is the per-attempt timeout.
-    const res = await this.pool.request({
-      origin: this.origin,
-      path: req.target,
-      method: req.method as "GET",
-      headers: req.headers,
-      body: req.body ?? null,
-      headersTimeout: req.timeoutMs,
-      bodyTimeout: req.timeoutMs,
-      signal: req.signal ?? null,
-    });
-    const text = await res.body.text();
-    return new NodeResponse(res.statusCode, res.headers, text);
-  }
-
-  // Streams are cold paths and callers want a Web `Response`; the global fetch gives one.
-  open(req: WireRequest): Promise<Response> {
-    return this.fallback.open(req);
-  }
-
-  close(): Promise<void> {
-    return this.pool.close();
   }
 }
 
@@ -149,7 +104,14 @@ export class FetchEngine implements Engine {
     });
   }
 
-  async send(req: WireRequest): Promise<WireResponse> {
+  send(req: WireRequest, sink: AttemptSink): void {
+    this.fetchText(req).then(
+      (res) => sink.onResponse(res),
+      (err: unknown) => sink.onFailure(err),
+    );
+  }
+
+  private async fetchText(req: WireRequest): Promise<WireResponse> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(timeoutReason(req.timeoutMs)), req.timeoutMs);
     const signal =

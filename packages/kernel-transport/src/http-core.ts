@@ -1,15 +1,11 @@
-import { ConfigurationError, errorFromEnvelope, KernelError, type RebunoError } from "@rebuno/protocol";
-import {
-  type Engine,
-  FetchEngine,
-  type FetchLike,
-  UndiciEngine,
-  type WireRequest,
-  type WireResponse,
-} from "./engine.js";
+import { ConfigurationError } from "@rebuno/protocol";
+import { type Engine, FetchEngine, type FetchLike, type WireRequest } from "./engine.js";
 import { toTransportError } from "./errors.js";
 import { consoleLogger, type TransportLogger } from "./logger.js";
+import { RequestRun, type RunHooks, type RunHost } from "./request-run.js";
+import { errorFromResponse, type HttpResponse, parseResponseJson, retryAfterMs } from "./responses.js";
 import { type RetryMode, type RetryOptions, resolveRetryOptions, retryCall } from "./retry.js";
+import { UndiciEngine } from "./undici-engine.js";
 import { type BaseUrl, parseBaseUrl } from "./url.js";
 import { userAgentHeader } from "./version.js";
 
@@ -75,14 +71,6 @@ export interface HttpRequest {
   readonly timeoutMs?: number | undefined;
 }
 
-/** A 2xx response. */
-export interface HttpResponse {
-  readonly status: number;
-  /** The whole body as text (`""` for 204). */
-  readonly text: string;
-  header(name: string): string | undefined;
-}
-
 /**
  * Shared HTTP core of the agent transport and `@rebuno/client`: base URL with path prefix, a
  * keep-alive undici pool (or an injected fetch through ky), per-attempt timeouts, `User-Agent`,
@@ -111,43 +99,6 @@ export interface HttpCore {
 
 const EMPTY = new Uint8Array(0);
 
-// Server-requested backoff (Retry-After seconds on 429/503), kept beside the error so the retry
-// loop can honour it without widening the public error classes.
-const retryAfter = new WeakMap<object, number>();
-
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
-  return Number(value.trim()) * 1000;
-}
-
-/** `Retry-After` of a failed response, in ms, when the server sent one in seconds. */
-export function retryAfterMs(error: unknown): number | undefined {
-  return typeof error === "object" && error !== null ? retryAfter.get(error) : undefined;
-}
-
-/** Map a status ≥ 300 response to the error family (protocol `errorFromEnvelope`). */
-export function errorFromResponse(res: WireResponse): RebunoError {
-  const err = errorFromEnvelope(res.status, res.text, res.text);
-  const hint = parseRetryAfter(res.header("retry-after"));
-  if (hint !== undefined) retryAfter.set(err, hint);
-  return err;
-}
-
-/** Parse a 2xx body as JSON; `undefined` when empty. A garbled body is a `KernelError`. */
-export function parseResponseJson(res: HttpResponse, what: string): unknown {
-  if (res.text === "") return undefined;
-  try {
-    return JSON.parse(res.text);
-  } catch (cause) {
-    throw new KernelError(`${what}: the kernel answered ${res.status} with a body that is not JSON`, {
-      status: res.status,
-      code: "invalid_response",
-      cause,
-      details: res.text.slice(0, 200),
-    });
-  }
-}
-
 function toBytes(body: string | Uint8Array | undefined): Buffer | undefined {
   if (body === undefined) return undefined;
   if (typeof body === "string") return body === "" ? undefined : Buffer.from(body, "utf8");
@@ -155,15 +106,21 @@ function toBytes(body: string | Uint8Array | undefined): Buffer | undefined {
   return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.length);
 }
 
-class Core implements HttpCore {
+const identity = (res: HttpResponse): HttpResponse => res;
+
+/**
+ * The core behind {@link createHttpCore}. The agent transport uses {@link Core.run} directly, so
+ * parsing and error mapping happen before the call's one promise settles.
+ */
+export class Core implements HttpCore, RunHost {
   readonly baseUrl: BaseUrl;
   readonly engine: "undici" | "fetch";
   readonly timeoutMs: number;
-  private readonly sender: Engine;
+  readonly sender: Engine;
+  readonly logger: TransportLogger;
   private readonly userAgent: string;
   private readonly staticHeaders: Readonly<Record<string, string>> | undefined;
   private readonly retryDefaults: RetryOptions;
-  private readonly logger: TransportLogger;
 
   constructor(options: HttpCoreOptions) {
     this.baseUrl = parseBaseUrl(options.baseUrl);
@@ -192,7 +149,7 @@ class Core implements HttpCore {
     return this.baseUrl.pathPrefix + path;
   }
 
-  private wire(req: HttpRequest, target: string, body: Buffer | undefined, attempt: number): WireRequest {
+  wire(req: HttpRequest, target: string, body: Buffer | undefined, attempt: number): WireRequest {
     const headers: Record<string, string> = { "user-agent": this.userAgent };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.staticHeaders !== undefined) Object.assign(headers, this.staticHeaders);
@@ -214,67 +171,72 @@ class Core implements HttpCore {
     };
   }
 
-  private async once(req: HttpRequest, target: string, body: Buffer | undefined, attempt: number) {
-    const wire = this.wire(req, target, body, attempt);
-    let res: WireResponse;
-    try {
-      res = await this.sender.send(wire);
-    } catch (err) {
-      if (req.signal?.aborted) throw req.signal.reason ?? err;
-      throw toTransportError(err, `${req.method} ${target}`, wire.timeoutMs);
-    }
-    if (res.status >= 300) throw errorFromResponse(res);
-    return res;
+  private retryOptions(req: HttpRequest): RetryOptions {
+    return req.retryOptions === undefined
+      ? this.retryDefaults
+      : resolveRetryOptions(this.retryDefaults, req.retryOptions);
   }
 
-  private retrying<T>(req: HttpRequest, run: (attempt: number) => Promise<T>): Promise<T> {
-    const mode = req.retry ?? (req.method === "GET" ? "idempotent" : "never");
-    if (mode === "never") return run(1);
-    return retryCall(run, {
-      mode,
-      retry:
-        req.retryOptions === undefined ? this.retryDefaults : { ...this.retryDefaults, ...req.retryOptions },
-      signal: req.signal,
-      budgetMs: req.budgetMs,
-      retryAfterMs,
-      onRetry: (e) =>
-        this.logger.warn(`retrying ${req.method} ${req.path} (attempt ${e.attempt})`, {
-          delayMs: Math.round(e.delayMs),
-          error: e.error instanceof Error ? e.error.message : String(e.error),
-        }),
+  /**
+   * Send a call, retrying per its rule; `hooks.parse` turns the 2xx answer into the value and
+   * `hooks.fail` maps the final error. One promise per call, however many attempts.
+   */
+  run<T>(req: HttpRequest, hooks: RunHooks<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const mode = req.retry ?? (req.method === "GET" ? "idempotent" : "never");
+      const target = this.baseUrl.pathPrefix + req.path;
+      const body = toBytes(req.body);
+      new RequestRun(this, req, target, body, mode, this.retryOptions(req), hooks, resolve, reject).start();
     });
   }
 
   request(req: HttpRequest): Promise<HttpResponse> {
-    if (req.signal?.aborted) return Promise.reject(req.signal.reason);
-    const target = this.baseUrl.pathPrefix + req.path;
-    const body = toBytes(req.body);
-    return this.retrying(req, (attempt) => this.once(req, target, body, attempt));
+    return this.run(req, { parse: identity });
   }
 
-  async requestJson(req: HttpRequest): Promise<unknown> {
-    return parseResponseJson(await this.request(req), `${req.method} ${req.path}`);
+  requestJson(req: HttpRequest): Promise<unknown> {
+    return this.run(req, { parse: (res) => parseResponseJson(res, req.method, req.path) });
   }
 
+  // Streams are cold paths: the promise-based retry loop is fine here.
   open(req: HttpRequest): Promise<Response> {
     if (req.signal?.aborted) return Promise.reject(req.signal.reason);
     const target = this.baseUrl.pathPrefix + req.path;
     const body = toBytes(req.body);
-    return this.retrying(req, async (attempt) => {
-      const wire = this.wire(req, target, body, attempt);
-      let res: Response;
-      try {
-        res = await this.sender.open(wire);
-      } catch (err) {
-        if (req.signal?.aborted) throw req.signal.reason ?? err;
-        throw toTransportError(err, `${req.method} ${target}`, wire.timeoutMs);
-      }
-      if (res.status >= 300) {
-        const text = await res.text().catch(() => "");
-        throw errorFromResponse({ status: res.status, text, header: (n) => res.headers.get(n) ?? undefined });
-      }
-      return res;
-    });
+    const mode: RetryMode = req.retry ?? (req.method === "GET" ? "idempotent" : "never");
+    return retryCall(
+      async (attempt) => {
+        const wire = this.wire(req, target, body, attempt);
+        let res: Response;
+        try {
+          res = await this.sender.open(wire);
+        } catch (err) {
+          if (req.signal?.aborted) throw req.signal.reason ?? err;
+          throw toTransportError(err, `${req.method} ${target}`, wire.timeoutMs);
+        }
+        if (res.status >= 300) {
+          const text = await res.text().catch(() => "");
+          throw errorFromResponse({
+            status: res.status,
+            text,
+            header: (n) => res.headers.get(n) ?? undefined,
+          });
+        }
+        return res;
+      },
+      {
+        mode,
+        retry: this.retryOptions(req),
+        signal: req.signal,
+        budgetMs: req.budgetMs,
+        retryAfterMs,
+        onRetry: (e) =>
+          this.logger.warn(`retrying ${req.method} ${req.path} (attempt ${e.attempt})`, {
+            delayMs: Math.round(e.delayMs),
+            error: e.error instanceof Error ? e.error.message : String(e.error),
+          }),
+      },
+    );
   }
 
   close(): Promise<void> {

@@ -27,9 +27,8 @@ export type {
   HttpCoreOptions,
   HttpMethod,
   HttpRequest,
-  HttpResponse,
 } from "./http-core.js";
-export { createHttpCore, DEFAULT_TIMEOUT_MS, retryAfterMs } from "./http-core.js";
+export { createHttpCore, DEFAULT_TIMEOUT_MS } from "./http-core.js";
 export type { DispatchLease } from "./lease.js";
 export { heartbeatIntervalMs, leaseHeaders } from "./lease.js";
 export type { LeaseKeeperOptions } from "./lease-keeper.js";
@@ -37,6 +36,8 @@ export { LeaseKeeper } from "./lease-keeper.js";
 export type { TransportLogger } from "./logger.js";
 export { consoleLogger } from "./logger.js";
 export type { LoopDelaySource } from "./loop-monitor.js";
+export type { HttpResponse } from "./responses.js";
+export { retryAfterMs } from "./responses.js";
 export type { RetryCallOptions, RetryEvent, RetryMode, RetryOptions } from "./retry.js";
 export {
   DEFAULT_RETRY,

@@ -25,11 +25,6 @@ export interface LeaseKeeperOptions {
   readonly loopDelayWarnMs?: number | undefined;
 }
 
-interface StepMark {
-  readonly label: string;
-  readonly at: number;
-}
-
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
 }
@@ -68,8 +63,11 @@ export class LeaseKeeper {
   private failures = 0;
   private lastRenewalAt = 0;
   private warned = false;
-  private current: StepMark | undefined;
-  private previous: StepMark | undefined;
+  // The running step, and the last one with when it ended. Plain fields: the SDK sets them twice
+  // per step, so no objects are allocated for them.
+  private currentLabel: string | undefined = undefined;
+  private previousLabel: string | undefined = undefined;
+  private previousEndedAt = 0;
   private bound: AgentTransport | undefined;
 
   constructor(options: LeaseKeeperOptions) {
@@ -154,9 +152,11 @@ export class LeaseKeeper {
    * it around each step body.
    */
   setCurrentStep(label: string | undefined): void {
-    const now = this.clock();
-    if (this.current !== undefined) this.previous = { label: this.current.label, at: now };
-    this.current = label === undefined ? undefined : { label, at: now };
+    if (this.currentLabel !== undefined) {
+      this.previousLabel = this.currentLabel;
+      this.previousEndedAt = this.clock();
+    }
+    this.currentLabel = label;
   }
 
   private beat(): void {
@@ -215,9 +215,11 @@ export class LeaseKeeper {
   }
 
   private stepDuring(now: number, blockedMs: number): string | undefined {
-    if (this.current !== undefined) return this.current.label;
+    if (this.currentLabel !== undefined) return this.currentLabel;
     // A synchronous step usually ends in the same turn as the stall, before this report runs.
-    if (this.previous !== undefined && this.previous.at >= now - blockedMs - 50) return this.previous.label;
+    if (this.previousLabel !== undefined && this.previousEndedAt >= now - blockedMs - 50) {
+      return this.previousLabel;
+    }
     return undefined;
   }
 

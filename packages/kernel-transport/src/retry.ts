@@ -94,7 +94,8 @@ export function resolveRetryOptions(...layers: (Partial<RetryOptions> | undefine
   return { attempts, baseMs, maxMs };
 }
 
-function abortReason(signal: AbortSignal): unknown {
+/** The reason a signal aborted with (a DOMException `AbortError` when it gave none). */
+export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
@@ -113,6 +114,34 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** The inputs of one retry decision; see {@link nextRetryDelay}. */
+export interface RetryDecision {
+  readonly mode: RetryMode;
+  readonly retry: RetryOptions;
+  /** The attempt that just failed (1-based). */
+  readonly attempt: number;
+  /** Time since the first attempt started, when a budget applies. */
+  readonly elapsedMs: number;
+  readonly budgetMs?: number | undefined;
+  readonly retryAfterMs?: ((error: unknown) => number | undefined) | undefined;
+  readonly random?: (() => number) | undefined;
+}
+
+/**
+ * The backoff before re-sending after `error`, or `undefined` to give up: the attempts are used
+ * up, the failure is not retryable for the mode ({@link isRetryableFailure}), or the delay would
+ * overrun the budget. A server's `Retry-After` replaces the computed delay, capped at `maxMs`.
+ * The one retry rule of both {@link retryCall} and the HTTP core's request loop.
+ */
+export function nextRetryDelay(error: unknown, d: RetryDecision): number | undefined {
+  if (d.attempt >= d.retry.attempts || !isRetryableFailure(error, d.mode)) return undefined;
+  const hinted = d.retryAfterMs?.(error);
+  const delayMs =
+    hinted !== undefined ? Math.min(hinted, d.retry.maxMs) : retryDelayMs(d.attempt, d.retry, d.random);
+  if (d.budgetMs !== undefined && d.elapsedMs + delayMs > d.budgetMs) return undefined;
+  return delayMs;
+}
+
 /**
  * Run `fn(attempt)` (attempt is 1-based) and re-run it after failures that
  * {@link isRetryableFailure} allows for `mode`, with jittered exponential backoff. `fn` must
@@ -123,7 +152,7 @@ export async function retryCall<T>(
   fn: (attempt: number) => Promise<T>,
   options: RetryCallOptions,
 ): Promise<T> {
-  const opts = resolveRetryOptions(options.retry);
+  const retry = resolveRetryOptions(options.retry);
   const now = options.now ?? Date.now;
   const started = now();
   for (let attempt = 1; ; attempt++) {
@@ -131,11 +160,16 @@ export async function retryCall<T>(
       return await fn(attempt);
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (attempt >= opts.attempts || !isRetryableFailure(error, options.mode)) throw error;
-      const hinted = options.retryAfterMs?.(error);
-      const delayMs =
-        hinted !== undefined ? Math.min(hinted, opts.maxMs) : retryDelayMs(attempt, opts, options.random);
-      if (options.budgetMs !== undefined && now() - started + delayMs > options.budgetMs) throw error;
+      const delayMs = nextRetryDelay(error, {
+        mode: options.mode,
+        retry,
+        attempt,
+        elapsedMs: now() - started,
+        budgetMs: options.budgetMs,
+        retryAfterMs: options.retryAfterMs,
+        random: options.random,
+      });
+      if (delayMs === undefined) throw error;
       options.onRetry?.({ attempt: attempt + 1, delayMs, error });
       await sleep(delayMs, options.signal);
     }

@@ -5,9 +5,9 @@
  * saw. Here those values throw a TypeError naming the exact path instead. Rationale and the full
  * list: docs/design/strict-json.md.
  *
- * Implementation: a validating walk (no allocation on the happy path), then the native
- * `JSON.stringify`, which is faster than any JS serializer. Only values holding `RawJson` take
- * the JS serializer.
+ * Implementation: a quick check for plain data (`isPlain`), else a validating walk that tracks the
+ * path for its errors; then the native `JSON.stringify`, which is faster than any JS serializer.
+ * Only values holding `RawJson` take the JS serializer.
  */
 import { RawJson, rawProbe } from "./raw-json.js";
 
@@ -179,6 +179,58 @@ function writeValidated(v: unknown): string {
 }
 
 /**
+ * The common case, checked without the walker: plain objects and arrays (at most
+ * {@link CYCLE_CHECK_DEPTH} deep) of strings, booleans, null and finite numbers, with no RawJson.
+ * No path bookkeeping and no allocation; any doubt answers false and the walker decides, so the
+ * error messages and the RawJson handling stay the walker's. Every argument and result the SDK
+ * sends passes here first (two per tool call).
+ */
+function isPlain(v: object, depth: number): boolean {
+  if (depth >= CYCLE_CHECK_DEPTH) return false; // deep values (and cycles) take the walker
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const item: unknown = v[i];
+      switch (typeof item) {
+        case "string":
+        case "boolean":
+          continue;
+        case "number":
+          if (!Number.isFinite(item)) return false;
+          continue;
+        case "object":
+          if (item === null || isPlain(item, depth + 1)) continue;
+          return false;
+        default:
+          return false; // undefined (holes too), functions, symbols, BigInt
+      }
+    }
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const rec = v as Record<string, unknown>;
+  for (const key in rec) {
+    if (!Object.hasOwn(rec, key)) continue;
+    const item = rec[key];
+    switch (typeof item) {
+      case "string":
+      case "boolean":
+      case "undefined": // omitted, as JSON.stringify does
+        continue;
+      case "number":
+        if (!Number.isFinite(item)) return false;
+        continue;
+      case "object":
+        if (item === null || isPlain(item, depth + 1)) continue;
+        return false;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Strict `JSON.stringify`. Throws a `TypeError` naming the path (`args.items[2].when`) for NaN and
  * ±Infinity, `undefined` array items, functions, symbols, BigInt, cycles, Dates (use
  * `toISOString()`), and non-plain objects (Map, Set, class instances, typed arrays, boxed
@@ -187,6 +239,10 @@ function writeValidated(v: unknown): string {
  */
 export function toWireJson(value: unknown, root = "value"): string {
   if (value === undefined) return "null";
+  if (typeof value === "object" && value !== null) {
+    if (RawJson.isInstance(value)) return value.text;
+    if (isPlain(value, 0)) return JSON.stringify(value);
+  }
   return validate(value, root) ? writeValidated(value) : JSON.stringify(value);
 }
 

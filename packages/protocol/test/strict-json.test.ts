@@ -101,6 +101,27 @@ describe("toWireJson", () => {
     expect(toWireJson(raw)).toBe(raw.text);
   });
 
+  it("gives the same text and errors on either side of the quick plain-data check", () => {
+    // The quick check stops 16 levels down and hands deeper values to the path-tracking walker.
+    const nest = (depth: number, leaf: unknown): unknown => {
+      let v = leaf;
+      for (let i = 0; i < depth; i++) v = i % 2 === 0 ? { k: v, u: undefined } : [v, null, "s"];
+      return v;
+    };
+    for (const depth of [14, 15, 16, 17, 18, 40]) {
+      const ok = nest(depth, { n: 1.5, t: true, z: Object.create(null) });
+      expect(toWireJson(ok)).toBe(JSON.stringify(ok));
+      expect(wireError(nest(depth, { bad: Number.NaN }), "v")).toMatch(/\.bad is NaN/);
+      expect(toWireJson(nest(depth, new RawJson("1.0")))).toContain("1.0");
+    }
+    const withGetter = {
+      get g() {
+        return [1, 2];
+      },
+    };
+    expect(toWireJson(withGetter)).toBe('{"g":[1,2]}');
+  });
+
   it("accepts plain objects from another realm", async () => {
     const { runInNewContext } = await import("node:vm");
     const foreign = runInNewContext('({ a: [1, { b: "c" }] })');

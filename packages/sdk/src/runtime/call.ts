@@ -21,7 +21,7 @@ import type { CallSpec } from "../tools/tool-spec.js";
 import { type CallState, LockHandle } from "./call-state.js";
 import { captureDue } from "./captures.js";
 import { type ExecutionContext, type Frame, frames, kState } from "./context.js";
-import type { CaptureSet, StepDecisionLike, StepResourceRef } from "./kernel-port.js";
+import type { StepDecisionLike, StepResourceRef } from "./kernel-port.js";
 import { validateWith } from "./validate.js";
 
 /** A body as the runtime calls it: `this` is the toolbox instance (or undefined). */
@@ -46,6 +46,10 @@ function invokeBody(body: CallBody, self: unknown, args: unknown): unknown {
 /**
  * Runs one recorded call inside `frame`'s execution. Returns the body's JSON-normalized result
  * (the value a replay returns), the replayed result, or — for tools — the denial rendering.
+ *
+ * Every `await` here is on a real promise and there are three on the happy path (submit, body,
+ * complete): on Node 20 the context's AsyncLocalStorage makes each promise and each `await` pay
+ * a promise-hook call, so a sync body, no captures and no input schema cost no extra turn.
  */
 export async function runCall(
   frame: Frame,
@@ -74,10 +78,46 @@ export async function runCall(
       idempotency: spec.idempotency,
       resources: spec.resources,
     });
-    if (decision.decision === "proceed") {
-      return await proceed(ctx, state, frame, spec, decision, args, body, self, lock);
+    if (decision.decision !== "proceed") return settleDecision(ctx, spec, decision);
+    const stepId = decision.stepId ?? "";
+    const step: Frame = {
+      ctx,
+      stepId,
+      target: spec.target,
+      holdsLock: lock !== undefined || frame.holdsLock,
+      depth: frame.depth + 1,
+      lock,
+    };
+    state.onCurrentStep?.(spec.target);
+    let text: string;
+    try {
+      let value = frames.run(step, invokeBody, body, self, args);
+      if (isThenable(value)) value = await value;
+      if (spec.toResult !== undefined) value = spec.toResult(value);
+      if (spec.output !== undefined)
+        value = await validateWith(spec.output, value, `${spec.target}: invalid output`);
+      // A result that is not strict JSON fails the step here, before it could be left executing.
+      text = toWireJson(value, "result");
+    } catch (error) {
+      if (isControlFlow(error)) throw error;
+      await failStep(ctx, state, stepId, errorMessage(error), decision.resources);
+      throw ToolError.isInstance(error)
+        ? error
+        : new ToolError(errorMessage(error), { toolId: spec.target, stepId, cause: error });
+    } finally {
+      state.onCurrentStep?.(undefined);
     }
-    return settleDecision(ctx, spec, decision);
+    const due = decision.resources;
+    const captures = isCaptureDue(state, due) ? await captureDue(state, due) : undefined;
+    const result = new RawJson(text);
+    await state.port.completeStep(
+      ctx.id,
+      ctx.lease,
+      stepId,
+      captures === undefined ? { result } : { result, ...captures },
+    );
+    // Return what a replay will return: the JSON round trip of the recorded value.
+    return JSON.parse(text);
   } finally {
     lock?.release();
     state.inFlight--;
@@ -85,53 +125,21 @@ export async function runCall(
   }
 }
 
-async function proceed(
-  ctx: ExecutionContext,
-  state: CallState,
-  parent: Frame,
-  spec: CallSpec,
-  decision: StepDecisionLike,
-  args: unknown,
-  body: CallBody,
-  self: unknown,
-  lock: LockHandle | undefined,
-): Promise<unknown> {
-  const stepId = decision.stepId ?? "";
-  const frame: Frame = {
-    ctx,
-    stepId,
-    target: spec.target,
-    holdsLock: lock !== undefined || parent.holdsLock,
-    depth: parent.depth + 1,
-    lock,
-  };
-  state.onCurrentStep?.(spec.target);
-  let text: string;
-  try {
-    let value = await frames.run(frame, invokeBody, body, self, args);
-    if (spec.toResult !== undefined) value = spec.toResult(value);
-    if (spec.output !== undefined)
-      value = await validateWith(spec.output, value, `${spec.target}: invalid output`);
-    // A result that is not strict JSON fails the step here, before it could be left executing.
-    text = toWireJson(value, "result");
-  } catch (error) {
-    if (isControlFlow(error)) throw error;
-    await failStep(ctx, state, stepId, errorMessage(error), decision.resources);
-    throw ToolError.isInstance(error)
-      ? error
-      : new ToolError(errorMessage(error), { toolId: spec.target, stepId, cause: error });
-  } finally {
-    state.onCurrentStep?.(undefined);
-  }
-  const captures = await captureFor(state, decision.resources);
-  await state.port.completeStep(
-    ctx.id,
-    ctx.lease,
-    stepId,
-    withCaptures({ result: new RawJson(text) }, captures),
+// `await` on a non-promise still costs a promise and a turn; sync step bodies skip it.
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
   );
-  // Return what a replay will return: the JSON round trip of the recorded value.
-  return JSON.parse(text);
+}
+
+// Captures run only for resources the kernel marked on the decision and this dispatch registered.
+function isCaptureDue(
+  state: CallState,
+  due: readonly StepResourceRef[] | undefined,
+): due is readonly StepResourceRef[] {
+  return due !== undefined && due.length > 0 && state.resources.size > 0;
 }
 
 function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDecisionLike): unknown {
@@ -174,18 +182,6 @@ function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDec
   }
 }
 
-async function captureFor(
-  state: CallState,
-  due: readonly StepResourceRef[] | undefined,
-): Promise<CaptureSet | undefined> {
-  if (due === undefined || due.length === 0 || state.resources.size === 0) return undefined;
-  return captureDue(state, due);
-}
-
-function withCaptures<T extends object>(body: T, captures: CaptureSet | undefined): T & CaptureSet {
-  return captures === undefined ? body : { ...body, ...captures };
-}
-
 async function failStep(
   ctx: ExecutionContext,
   state: CallState,
@@ -193,9 +189,15 @@ async function failStep(
   message: string,
   due: readonly StepResourceRef[] | undefined,
 ): Promise<void> {
-  const captures = await captureFor(state, due);
+  const captures = isCaptureDue(state, due) ? await captureDue(state, due) : undefined;
+  const error = { message };
   try {
-    await state.port.failStep(ctx.id, ctx.lease, stepId, withCaptures({ error: { message } }, captures));
+    await state.port.failStep(
+      ctx.id,
+      ctx.lease,
+      stepId,
+      captures === undefined ? { error } : { error, ...captures },
+    );
   } catch (error) {
     if (LeaseSuperseded.isInstance(error)) throw error;
     (state.logger.error ?? state.logger.warn).call(
