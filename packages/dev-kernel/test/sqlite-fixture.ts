@@ -3,48 +3,11 @@
 // `observe` must read one by one to see all of it.
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { DispatchRow, ExecutionRow, StepRow, Store } from "../src/store/types.js";
+import type { Store } from "../src/store/types.js";
 import { type KnownKeys, tempDir } from "./sqlite-files.js";
+import { dispatch, execution, step } from "./store-rows.js";
 
 export const newPath = () => join(tempDir(), "kernel.db");
-
-export const execution = (id: string, extra: Partial<ExecutionRow> = {}): ExecutionRow => ({
-  id,
-  agentId: "a",
-  inputJson: '{"n":1.0}',
-  status: "running",
-  createdAt: 1,
-  updatedAt: 1,
-  rateLimitParked: false,
-  tokensUsed: 0,
-  ...extra,
-});
-
-const step = (executionId: string, stepId: string, extra: Partial<StepRow> = {}): StepRow => ({
-  executionId,
-  stepId,
-  kind: "tool_call",
-  target: "t",
-  argsHash: "h",
-  occurrence: 0,
-  status: "executing",
-  idempotency: "safe_to_retry",
-  resources: [],
-  createdAt: 1,
-  ...extra,
-});
-
-const dispatch = (id: string, executionId: string, extra: Partial<DispatchRow> = {}): DispatchRow => ({
-  id,
-  executionId,
-  status: "pending",
-  attempt: 0,
-  maxAttempts: 5,
-  nextAttemptAt: 10,
-  leaseMs: 1000,
-  createdAt: 0,
-  ...extra,
-});
 
 // Texts JSON.parse would change or that need escaping: they must come back byte-exact.
 export const EXACT = [

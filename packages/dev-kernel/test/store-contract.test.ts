@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import type { DispatchRow, ExecutionRow, StepRow, Store } from "../src/store/types.js";
+import type { DispatchRow, Store } from "../src/store/types.js";
+import { execution, step } from "./store-rows.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -24,32 +25,6 @@ const factories: [string, () => Store][] = [
     },
   ],
 ];
-
-const execution = (id: string, extra: Partial<ExecutionRow> = {}): ExecutionRow => ({
-  id,
-  agentId: "a",
-  inputJson: '{"n":1.0}',
-  status: "running",
-  createdAt: 1,
-  updatedAt: 1,
-  rateLimitParked: false,
-  tokensUsed: 0,
-  ...extra,
-});
-
-const step = (executionId: string, stepId: string, extra: Partial<StepRow> = {}): StepRow => ({
-  executionId,
-  stepId,
-  kind: "tool_call",
-  target: "t",
-  argsHash: "h",
-  occurrence: 0,
-  status: "executing",
-  idempotency: "safe_to_retry",
-  resources: [],
-  createdAt: 1,
-  ...extra,
-});
 
 describe.each(factories)("%s store", (_name, make) => {
   test("a throwing transaction leaves no write behind", () => {
