@@ -189,20 +189,8 @@ function isPlain(v: object, depth: number): boolean {
   if (depth >= CYCLE_CHECK_DEPTH) return false; // deep values (and cycles) take the walker
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      const item: unknown = v[i];
-      switch (typeof item) {
-        case "string":
-        case "boolean":
-          continue;
-        case "number":
-          if (!Number.isFinite(item)) return false;
-          continue;
-        case "object":
-          if (item === null || isPlain(item, depth + 1)) continue;
-          return false;
-        default:
-          return false; // undefined (holes too), functions, symbols, BigInt
-      }
+      // undefined (holes too) is not plain in an array: JSON.stringify would write null
+      if (!isPlainItem(v[i], depth, false)) return false;
     }
     return true;
   }
@@ -211,23 +199,27 @@ function isPlain(v: object, depth: number): boolean {
   const rec = v as Record<string, unknown>;
   for (const key in rec) {
     if (!Object.hasOwn(rec, key)) continue;
-    const item = rec[key];
-    switch (typeof item) {
-      case "string":
-      case "boolean":
-      case "undefined": // omitted, as JSON.stringify does
-        continue;
-      case "number":
-        if (!Number.isFinite(item)) return false;
-        continue;
-      case "object":
-        if (item === null || isPlain(item, depth + 1)) continue;
-        return false;
-      default:
-        return false;
-    }
+    // an undefined property is omitted, as JSON.stringify does
+    if (!isPlainItem(rec[key], depth, true)) return false;
   }
   return true;
+}
+
+/** One array item or property value of {@link isPlain}; functions, symbols and BigInt are not. */
+function isPlainItem(item: unknown, depth: number, undefinedAllowed: boolean): boolean {
+  switch (typeof item) {
+    case "string":
+    case "boolean":
+      return true;
+    case "undefined":
+      return undefinedAllowed;
+    case "number":
+      return Number.isFinite(item);
+    case "object":
+      return item === null || isPlain(item, depth + 1);
+    default:
+      return false;
+  }
 }
 
 /**
