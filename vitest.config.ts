@@ -13,6 +13,8 @@ export default defineConfig({
       "@rebuno/dev-kernel": src("dev-kernel"),
       "@rebuno/sdk": src("sdk"),
       "@rebuno/testing": src("testing"),
+      "@rebuno/cli": src("cli"),
+      "@rebuno/console": src("console"),
     },
   },
   test: {

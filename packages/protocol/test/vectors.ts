@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 
-/** Directory of the shared protocol vectors (`<workspace>/../shared/vectors/`). */
-export const VECTORS_DIR = new URL("../../../../shared/vectors/", import.meta.url);
+/** Directory of the shared protocol vectors (`<repository>/vectors/`, copied from the shared reference). */
+export const VECTORS_DIR = new URL("../../../vectors/", import.meta.url);
 
 /** Load one vector file by name, with or without the `.json` suffix. */
 export function loadVector<T = unknown>(name: string): T {

@@ -18,9 +18,9 @@ interface Vectors {
   no_bundle: { expect: string; expect_rule: string };
 }
 
-// test/policy → test → dev-kernel → packages → main → /work, then shared/vectors.
+// test/policy → test → dev-kernel → packages → repository root, then vectors/ (a copy kept in the repository).
 const vectors = JSON.parse(
-  readFileSync(new URL("../../../../../shared/vectors/policy_vectors.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../../../vectors/policy_vectors.json", import.meta.url), "utf8"),
 ) as Vectors;
 
 describe("policy_vectors.json", () => {
