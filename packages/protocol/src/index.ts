@@ -36,6 +36,14 @@ export {
   ValidationError,
 } from "./errors.js";
 export { argsHash, argsHashFromText, computeStepId } from "./identity.js";
+export type { KernelProtocol, NotSupportedByKernelOptions } from "./kernel-protocol.js";
+export {
+  DEFAULT_KERNEL_PROTOCOL,
+  KERNEL_PROTOCOL_ENV,
+  KERNEL_PROTOCOLS,
+  NotSupportedByKernel,
+  resolveKernelProtocol,
+} from "./kernel-protocol.js";
 // Models and parsers
 export type {
   Agent,
