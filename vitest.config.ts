@@ -15,6 +15,9 @@ export default defineConfig({
       "@rebuno/testing": src("testing"),
       "@rebuno/cli": src("cli"),
       "@rebuno/console": src("console"),
+      // The packages' "imports" conditions, Node side (their package.json maps them to dist/).
+      "#crypto": fileURLToPath(new URL("./packages/protocol/src/crypto-node.ts", import.meta.url)),
+      "#engine": fileURLToPath(new URL("./packages/kernel-transport/src/engine-node.ts", import.meta.url)),
     },
   },
   test: {

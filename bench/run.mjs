@@ -1,5 +1,6 @@
 // Runs every benchmark, each in its own `node --expose-gc` child, collects their machine-readable
-// lines into bench/results/latest.json and prints one table of goals with PASS/MISS.
+// lines into bench/results/latest.json, writes bench/results/latest.md and SVG charts (copied to
+// docs/benchmarks/ on a full run) and prints one table of goals with PASS/MISS.
 //
 //   pnpm tsc -b && node bench/run.mjs [--quick] [--check] [--only sdk,micro]
 //
@@ -14,9 +15,10 @@
 // `.goals` with boolean fields, or top-level booleans named `goal…`.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { cpus, loadavg, platform } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeReports } from "./lib/results-report.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.argv.includes("--quick");
@@ -45,6 +47,12 @@ const BENCHES = [
   },
   { name: "sdk", file: "bench/sdk.mjs", args: [], quick: ["--quick"] },
   { name: "micro", file: "bench/micro.mjs", args: [], quick: ["--quick"] },
+  { name: "concurrency", file: "bench/concurrency.mjs", args: [], quick: ["--quick"] },
+  { name: "heartbeats", file: "bench/heartbeats.mjs", args: [], quick: ["--quick"] },
+  { name: "wait-terminal", file: "bench/wait-terminal.mjs", args: [], quick: ["--quick"] },
+  // B12: the Go rows skip themselves (with the reason) when Go, the kernel source or PostgreSQL
+  // is missing; --quick keeps only our two kernels so the CI smoke needs neither.
+  { name: "kernels", file: "bench/kernels.mjs", args: [], quick: ["--quick", "--only", "memory,sqlite"] },
   {
     name: "python-vs-ts",
     file: "interop/bench/python-vs-ts.mjs",
@@ -142,6 +150,8 @@ async function main() {
   const env = {
     node: process.version,
     cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown CPU",
+    platform: platform(),
     loadavg: loadavg().map((x) => Math.round(x * 100) / 100),
   };
   console.log(
@@ -180,6 +190,7 @@ async function main() {
   const file = join(ROOT, "bench/results/latest.json");
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  const reports = writeReports(ROOT, out);
 
   const width = Math.min(70, Math.max(20, ...rows.map((r) => String(r.goal).length)));
   console.log(
@@ -199,7 +210,7 @@ async function main() {
   console.log(
     `\n${rows.length - missed}/${rows.length} goals met; ${failures.length} bench failure(s)` +
       `${failures.length ? ` (${failures.join("; ")})` : ""}; ${Math.round((Date.now() - started) / 1000)} s; ` +
-      `results in ${relative(process.cwd(), file) || file}`,
+      `results in ${[file, ...reports].map((f) => relative(process.cwd(), f) || f).join(", ")}`,
   );
   // A crashed bench is always an error; a missed goal only with --check.
   if (failures.length > 0 || (CHECK && missed > 0)) process.exitCode = 1;

@@ -7,6 +7,9 @@ export interface NoopArgs {
   readonly n: number;
 }
 
+/** The argument object's schema: a tool that takes arguments must declare one (what LLMs see). */
+const NOOP_INPUT = { type: "object", properties: { n: { type: "number" } }, required: ["n"] } as const;
+
 /** The body both tools run: the cheapest thing a real tool could do. */
 export async function noopBody(args: NoopArgs): Promise<{ ok: true; n: number }> {
   return { ok: true, n: args.n };
@@ -14,13 +17,17 @@ export async function noopBody(args: NoopArgs): Promise<{ ok: true; n: number }>
 
 export class BenchTools extends Toolbox {
   /** B1: the default guarantee (`safe_to_retry`). */
-  @tool("noop", { description: "does nothing" })
+  @tool("noop", { description: "does nothing", input: NOOP_INPUT })
   async noop(args: NoopArgs) {
     return noopBody(args);
   }
 
   /** B2: the stronger guarantee; the kernel marks the step executing before `proceed`. */
-  @tool("noop_once", { description: "does nothing, at most once", idempotency: "at_most_once" })
+  @tool("noop_once", {
+    description: "does nothing, at most once",
+    idempotency: "at_most_once",
+    input: NOOP_INPUT,
+  })
   async noopOnce(args: NoopArgs) {
     return noopBody(args);
   }

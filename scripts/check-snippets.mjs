@@ -16,6 +16,15 @@ const walk = (dir) => {
 };
 walk(join(root, "docs"));
 docs.push(join(root, "README.md"));
+// Package READMEs ship inside the tarballs: their snippets follow the same rule.
+for (const pkg of readdirSync(join(root, "packages"))) {
+  const readme = join(root, "packages", pkg, "README.md");
+  if (
+    statSync(join(root, "packages", pkg)).isDirectory() &&
+    readdirSync(join(root, "packages", pkg)).includes("README.md")
+  )
+    docs.push(readme);
+}
 
 const region = (file, name) => {
   const lines = readFileSync(join(root, file), "utf8").split("\n");

@@ -10,7 +10,8 @@ const ALLOWED: Record<string, string[]> = {
   "@rebuno/protocol": [],
   "@rebuno/kernel-transport": ["@rebuno/protocol"],
   "@rebuno/client": ["@rebuno/protocol", "@rebuno/kernel-transport"],
-  "@rebuno/dev-kernel": ["@rebuno/protocol"],
+  // The `rebuno-dev` command (src/cli.ts only; the library never imports it) serves the console.
+  "@rebuno/dev-kernel": ["@rebuno/protocol", "@rebuno/console"],
   "@rebuno/sdk": ["@rebuno/protocol", "@rebuno/kernel-transport", "@rebuno/client"],
   "@rebuno/testing": [
     "@rebuno/protocol",
@@ -59,6 +60,42 @@ describe("package topology", () => {
       expect(json.engines.node).toBe(">=20.19");
     },
   );
+
+  // Runtime-specific code sits behind package.json "imports" conditions, one per package that needs
+  // it: Node (and for hashing Deno and Bun, which have node:crypto) get the native side; browsers
+  // and workers the portable one. Deno and Bun take the fetch engine before the `node` condition.
+  test.each(packages.map((p) => [p.json.name, p.json] as const))(
+    "%s selects runtime code only through the pinned import conditions",
+    (name, json) => {
+      const pinned: Record<string, unknown> = {
+        "@rebuno/protocol": {
+          "#crypto": { node: "./dist/crypto-node.js", default: "./dist/crypto-web.js" },
+        },
+        "@rebuno/kernel-transport": {
+          "#engine": {
+            bun: "./dist/engine-web.js",
+            deno: "./dist/engine-web.js",
+            node: "./dist/engine-node.js",
+            default: "./dist/engine-web.js",
+          },
+        },
+      };
+      expect(json.imports).toEqual(pinned[name]);
+      if (json.imports !== undefined) {
+        for (const conditions of Object.values(json.imports as Record<string, Record<string, string>>)) {
+          expect(Object.keys(conditions).at(-1), "default comes last").toBe("default");
+        }
+      }
+    },
+  );
+
+  test("in the dev kernel only the rebuno-dev command imports the console", () => {
+    const dir = new URL("packages/dev-kernel/src/", root);
+    const importers = readdirSync(dir, { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts"))
+      .filter((f) => readFileSync(new URL(f, dir), "utf8").includes("@rebuno/console"));
+    expect(importers).toEqual(["cli.ts"]);
+  });
 
   test("no source file uses `export *`", () => {
     for (const { dir } of packages) {

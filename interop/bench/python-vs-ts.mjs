@@ -5,7 +5,7 @@
 // measured inside the handler (the loop only) and end to end (create → completed), and the ratio.
 //
 //   node interop/bench/python-vs-ts.mjs [--calls 1000] [--rounds 2]
-// Prints one JSON line on stdout; exits 1 if a run fails, 0 otherwise (the 2× goal is reported,
+// Prints one JSON line on stdout; exits 1 if a run fails, 0 otherwise (the 3× goal is reported,
 // not enforced, because it depends on the machine's load).
 import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
@@ -60,7 +60,13 @@ try {
     ts_wall_us_per_step: Math.round(mean(ts, "wallUs")),
   };
   result.ratio = Number((result.python_us_per_step / result.ts_us_per_step).toFixed(2));
-  result.goal_2x_met = result.ratio >= 2;
+  // B13 of reliability-perf: ours at least 3× faster per step than the official Python SDK.
+  result.goals = [{ goal: "Python µs/step ÷ ours ≥ 3×", value: result.ratio, pass: result.ratio >= 3 }];
+  // The Go kernel row is not run: rebuno==0.29.2 reads `dispatch_attempt` from the webhook body,
+  // which the Go snapshot does not send (KeyError), so the Python agent cannot run there.
+  result.go_kernel = "not run: rebuno==0.29.2 fails on the Go snapshot's webhook (KeyError 'dispatch_attempt')";
+  result.node = process.version;
+  result.date = new Date().toISOString();
   console.log(JSON.stringify(result));
 } catch (err) {
   console.error(err?.stack ?? err);

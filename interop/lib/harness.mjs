@@ -15,6 +15,10 @@ export const OUT_DIR = path.join(ROOT, "interop/.out");
 // Override to run another launcher with the same CLI (`--config`, `--listen`, `--store`).
 const DEV_KERNEL_BIN =
   process.env.INTEROP_DEV_KERNEL_BIN ?? path.join(ROOT, "packages/dev-kernel/bin/rebuno-dev.js");
+// INTEROP_KERNEL=go runs the real Go kernel instead (`rebuno dev --listen-addr … --config …`, built
+// from REBUNO_KERNEL_SRC by scripts/real-kernel.mjs). It is the older protocol generation: our
+// client and TS agents are set to `legacy`; the Python SDK has no such setting and gets 401s.
+const GO_KERNEL = process.env.INTEROP_KERNEL === "go";
 
 /** The packages under test, loaded from their compiled output (`pnpm tsc -b`). */
 export async function loadPackages() {
@@ -24,6 +28,12 @@ export async function loadPackages() {
     return import(pathToFileURL(file).href);
   };
   return { client: await load("client"), protocol: await load("protocol") };
+}
+
+/** The Go kernel binary, built (or reused from the cache) from REBUNO_KERNEL_SRC. */
+async function goKernelBin() {
+  const { buildKernel } = await import(pathToFileURL(path.join(ROOT, "scripts/real-kernel.mjs")).href);
+  return buildKernel();
 }
 
 export function freePort() {
@@ -183,7 +193,10 @@ export class World {
       }
     } else {
       await this.startDevKernel();
-      this.client = new this.pkgs.client.Client({ baseUrl: this.url });
+      this.client = new this.pkgs.client.Client({
+        baseUrl: this.url,
+        ...(GO_KERNEL ? { protocol: "legacy" } : {}),
+      });
     }
   }
 
@@ -191,19 +204,18 @@ export class World {
     const port = await freePort();
     const logPath = this.log("kernel.log");
     const out = createWriteStream(logPath, { flags: "a" });
-    const proc = spawn(
-      process.execPath,
-      [
-        DEV_KERNEL_BIN,
-        "--config",
-        path.join(this.dir, "provisioning.yaml"),
-        "--listen",
-        `127.0.0.1:${port}`,
-        "--store",
-        this.storeArg(),
-      ],
-      { cwd: ROOT, env: { ...process.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const config = path.join(this.dir, "provisioning.yaml");
+    const [cmd, args] = GO_KERNEL
+      ? [await goKernelBin(), ["dev", "--listen-addr", `127.0.0.1:${port}`, "--config", config]]
+      : [
+          process.execPath,
+          [DEV_KERNEL_BIN, "--config", config, "--listen", `127.0.0.1:${port}`, "--store", this.storeArg()],
+        ];
+    const proc = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     proc.stdout.pipe(out);
     proc.stderr.pipe(out);
     this.procs.push(proc);
@@ -252,6 +264,7 @@ export class World {
       ...process.env,
       REBUNO_URL: this.url,
       REBUNO_AGENT_SECRET: a.secret,
+      ...(GO_KERNEL ? { REBUNO_PROTOCOL: "legacy" } : {}),
       ...(this.external?.apiKey ? { REBUNO_API_KEY: this.external.apiKey } : {}),
       ...a.env,
       ...extraEnv,

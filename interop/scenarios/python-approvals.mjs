@@ -8,6 +8,7 @@ import { allEvents, eventTypes, inOrder, plain, waitFor, waitForStatus } from ".
 const POLICY = `default_action: allow
 rules:
   - id: finance-wire
+    priority: 10
     when:
       target: wire_money
       arguments:
@@ -17,6 +18,7 @@ rules:
       reason: wires are reviewed
       approval_config: { approvers: [finance], timeout: 10m, message: wire needs finance }
   - id: any-wire
+    priority: 20
     when: { target: wire_money }
     then:
       decision: require_approval

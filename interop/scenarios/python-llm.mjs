@@ -10,9 +10,11 @@ import { allEvents, plain, waitFor, waitForStatus } from "../lib/harness.mjs";
 const POLICY = `default_action: allow
 rules:
   - id: no-forbidden-model
+    priority: 10
     when: { step_kind: llm_call, target: forbidden-model }
     then: { decision: deny, reason: no forbidden models }
   - id: confirm-needs-human
+    priority: 20
     when: { target: confirm }
     then: { decision: require_approval }
 `;

@@ -14,6 +14,7 @@ export default [
         policy: `default_action: allow
 rules:
   - id: ping-limit
+    priority: 10
     when: { target: ping }
     then:
       decision: allow
@@ -51,6 +52,7 @@ rules:
         policy: `default_action: allow
 rules:
   - id: ping-park
+    priority: 20
     when: { target: ping }
     then:
       decision: allow

@@ -7,6 +7,7 @@ import { allEvents, eventTypes, inOrder, plain, waitForStatus } from "../lib/har
 const POLICY = `default_action: allow
 rules:
   - id: no-transfers
+    priority: 10
     when: { target: transfer }
     then: { decision: deny, reason: no transfers today }
 `;

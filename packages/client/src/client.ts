@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import {
   consoleLogger,
   createHttpCore,
@@ -20,6 +19,7 @@ import {
   type ExecutionStatus,
   type ForkPoints,
   KernelError,
+  type KernelProtocol,
   parseAgent,
   parseApiKey,
   parseApproval,
@@ -28,6 +28,7 @@ import {
   parseExecutionList,
   parseForkPoints,
   parseStep,
+  resolveKernelProtocol,
   type Step,
 } from "@rebuno/protocol";
 import {
@@ -45,6 +46,7 @@ import {
   setPolicyBody,
   testPolicyBody,
 } from "./bodies.js";
+import { agentFromGo, isMissingRoute, notSupported, wrongGenerationForAgent } from "./generation.js";
 import {
   DEFAULT_EVENTS_LIMIT,
   type FollowEventsOptions,
@@ -54,13 +56,15 @@ import {
   type WaitForTerminalOptions,
   waitForTerminal,
 } from "./iterators.js";
-import { type ClientOptions, resolveConnection } from "./options.js";
+import { type ClientOptions, processEnv, resolveConnection, resolveTimeoutMs } from "./options.js";
 import type { StreamDelta } from "./sse.js";
 
-const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
-
-/** Version of `@rebuno/client`, as published. */
-export const CLIENT_VERSION: string = pkg.version;
+/**
+ * Version of `@rebuno/client`, as published. A constant, not a read of package.json at run time,
+ * so the client loads in browsers and workers; tests/runtimes/versions.test.ts keeps it equal to
+ * package.json.
+ */
+export const CLIENT_VERSION: string = "0.1.0";
 
 /** Filter and page of `Client.list` (query of `GET /v0/executions`). */
 export interface ListExecutionsOptions {
@@ -154,22 +158,29 @@ function seg(value: string, what: string): string {
  *
  * Reads and other idempotent calls are retried with backoff on network errors, timeouts and
  * 502/503/504; calls whose repetition could change the outcome are not (see each method).
+ *
+ * With `protocol: "legacy"` (or `REBUNO_PROTOCOL=legacy`) it talks to the Go kernel snapshot: agent
+ * answers in Go field names are read, and sessions, subagents, forks, policy tests, API keys and
+ * other newer features throw `NotSupportedByKernel` naming the feature before sending. With either
+ * setting, a newer route answered by a missing-route 404/405 throws the same error.
  */
 export class Client {
   readonly #core: HttpCore;
   readonly #logger: TransportLogger;
+  readonly #protocol: KernelProtocol;
 
   /**
-   * @throws ConfigurationError when no base URL is given or set in `REBUNO_URL`, or the URL or
-   *   `timeoutMs` is invalid.
+   * @throws ConfigurationError when no base URL is given or set in `REBUNO_URL`, the URL or
+   *   `timeoutMs` is invalid, or `protocol` / `REBUNO_PROTOCOL` names no known generation.
    */
   constructor(options: ClientOptions = {}) {
     const { baseUrl, apiKey } = resolveConnection(options);
+    this.#protocol = resolveKernelProtocol(options.protocol, (options.env ?? processEnv()).REBUNO_PROTOCOL);
     this.#logger = options.logger ?? consoleLogger;
     this.#core = createHttpCore({
       baseUrl,
       fetch: options.fetch,
-      timeoutMs: options.timeoutMs,
+      timeoutMs: resolveTimeoutMs(options),
       userAgent: `rebuno-client/${CLIENT_VERSION}`,
       headers: apiKey === undefined ? undefined : { authorization: `Bearer ${apiKey}` },
       retry: options.retry,
@@ -182,6 +193,11 @@ export class Client {
     return this.#core.baseUrl.href;
   }
 
+  /** The kernel protocol generation this client speaks (`protocol` option or `REBUNO_PROTOCOL`). */
+  get protocol(): KernelProtocol {
+    return this.#protocol;
+  }
+
   /** Release idle keep-alive connections. Optional: idle connections never keep the process alive. */
   close(): Promise<void> {
     return this.#core.close();
@@ -189,6 +205,34 @@ export class Client {
 
   #send(request: HttpRequest): Promise<unknown> {
     return this.#core.requestJson(request);
+  }
+
+  /**
+   * A route of the newer protocol. The legacy generation does not have it: refuse before sending.
+   * A kernel that answers it with a missing-route 404/405 (an older kernel behind a v1 setting)
+   * gets the same typed error instead of a bare 404.
+   */
+  async #sendNewer(feature: string, request: HttpRequest): Promise<unknown> {
+    const call = `${request.method} ${request.path.split("?")[0]}`;
+    if (this.#protocol === "legacy") throw notSupported(this.#protocol, feature, call);
+    try {
+      return await this.#send(request);
+    } catch (err) {
+      if (isMissingRoute(err)) throw notSupported(this.#protocol, feature, call);
+      throw err;
+    }
+  }
+
+  /** Refuse an option the legacy generation does not have (its kernel would answer 400). */
+  #refuseOnLegacy(given: boolean, feature: string, call: string): void {
+    if (given && this.#protocol === "legacy") throw notSupported(this.#protocol, feature, call);
+  }
+
+  #agent(body: unknown): Agent {
+    if (this.#protocol === "legacy") return parseAgent(agentFromGo(body));
+    const hint = wrongGenerationForAgent(body);
+    if (hint !== undefined) throw hint;
+    return parseAgent(body);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -202,8 +246,17 @@ export class Client {
    *
    * Retried after a lost response only when `idempotencyKey` is set: the kernel then returns the
    * first execution for that key instead of creating another.
+   * @throws NotSupportedByKernel with `protocol: "legacy"` when `session`, `parentExecutionId`,
+   *   `idempotencyKey` or `spawnedBy` is given (that kernel refuses them), before anything is sent.
    */
   async create(agentId: string, input?: unknown, options: CreateExecutionOptions = {}): Promise<Execution> {
+    const call = "POST /v0/executions";
+    // The legacy kernel refuses these fields (400); silently dropping them would change meaning
+    // (a lost idempotency key can start a second execution), so each one is a typed refusal.
+    // Most specific first: a subagent create also carries an idempotency key.
+    this.#refuseOnLegacy(options.spawnedBy !== undefined, "subagents", call);
+    this.#refuseOnLegacy(Boolean(options.session || options.parentExecutionId), "sessions", call);
+    this.#refuseOnLegacy(Boolean(options.idempotencyKey), "idempotency keys", call);
     const body = createExecutionBody(agentId, input, options);
     const keyed = options.idempotencyKey !== undefined && options.idempotencyKey !== "";
     return parseExecution(
@@ -224,6 +277,7 @@ export class Client {
 
   /** One page of executions, newest first (`GET /v0/executions`). Pass `nextCursor` on to page. */
   async list(options: ListExecutionsOptions = {}): Promise<ExecutionList> {
+    this.#refuseOnLegacy(Boolean(options.session), "sessions", "GET /v0/executions");
     const query = queryString({
       agent_id: options.agentId || undefined,
       session: options.session || undefined,
@@ -255,7 +309,7 @@ export class Client {
    */
   async previous(id: string): Promise<unknown> {
     const path = `/v0/executions/${seg(id, "execution id")}/previous`;
-    const body = asObject(await this.#send({ method: "GET", path }), `GET ${path}`);
+    const body = asObject(await this.#sendNewer("sessions", { method: "GET", path }), `GET ${path}`);
     return body.state ?? null;
   }
 
@@ -307,11 +361,21 @@ export class Client {
   }
 
   /**
-   * Poll the execution until it is `completed`, `failed` or `cancelled`, and return it.
+   * Wait until the execution is `completed`, `failed` or `cancelled`, and return it. Follows the
+   * execution's SSE stream and answers as soon as the kernel announces the end; polls the status
+   * every `pollMs` as the fallback (the only way on `protocol: "legacy"`, whose stream has no
+   * such notice).
    * @throws TimeoutError after `timeoutMs` (default 5 min), with the last status in `details`.
    */
   waitForTerminal(id: string, options: WaitForTerminalOptions = {}): Promise<Execution> {
-    return waitForTerminal((i, o) => this.get(i, o), id, options);
+    // The legacy (Go) kernel's stream carries deltas only and never announces the end: poll there.
+    const path = `/v0/executions/${seg(id, "execution id")}/stream`;
+    const openStream =
+      this.#protocol === "legacy"
+        ? undefined
+        : (signal: AbortSignal) =>
+            this.#core.open({ method: "GET", path, headers: { accept: "text/event-stream" }, signal });
+    return waitForTerminal((i, o) => this.get(i, o), id, options, openStream);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -344,14 +408,14 @@ export class Client {
   async fork(id: string, options: ForkOptions): Promise<Execution> {
     const path = `/v0/executions/${seg(id, "execution id")}/fork`;
     return parseExecution(
-      await this.#send({ method: "POST", path, body: forkBody(options), retry: UNSENT_ONLY }),
+      await this.#sendNewer("forks", { method: "POST", path, body: forkBody(options), retry: UNSENT_ONLY }),
     );
   }
 
   /** Where the execution can be forked, with resource checkpoint coverage (`GET …/fork-points`). */
   async forkPoints(id: string): Promise<ForkPoints> {
     const path = `/v0/executions/${seg(id, "execution id")}/fork-points`;
-    return parseForkPoints(await this.#send({ method: "GET", path }));
+    return parseForkPoints(await this.#sendNewer("forks", { method: "GET", path }));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -360,6 +424,9 @@ export class Client {
 
   /** Approvals with `status` (default pending), oldest first (`GET /v0/approvals`). */
   async listApprovals(options: ListApprovalsOptions = {}): Promise<Approval[]> {
+    // The legacy kernel lists pending approvals only and ignores `status`.
+    const status = options.status ?? "pending";
+    this.#refuseOnLegacy(status !== "pending", "approval history listings", "GET /v0/approvals");
     const path = `/v0/approvals${queryString({ status: options.status ?? "pending" })}`;
     return asArray(await this.#send({ method: "GET", path }), `GET ${path}`).map((a) => parseApproval(a));
   }
@@ -396,7 +463,12 @@ export class Client {
 
   /** Register or update an agent (`POST /v0/agents`, an upsert; retried like a read). */
   async registerAgent(options: RegisterAgentOptions): Promise<Agent> {
-    return parseAgent(
+    this.#refuseOnLegacy(
+      options.leaseTimeoutSeconds !== undefined,
+      "per-agent lease timeouts",
+      "POST /v0/agents",
+    );
+    return this.#agent(
       await this.#send({
         method: "POST",
         path: "/v0/agents",
@@ -409,13 +481,13 @@ export class Client {
   /** Every registered agent, sorted by id. */
   async listAgents(): Promise<Agent[]> {
     return asArray(await this.#send({ method: "GET", path: "/v0/agents" }), "GET /v0/agents").map((a) =>
-      parseAgent(a),
+      this.#agent(a),
     );
   }
 
   /** `GET /v0/agents/{id}`. @throws NotFoundError for an unknown id. */
   async getAgent(id: string): Promise<Agent> {
-    return parseAgent(await this.#send({ method: "GET", path: `/v0/agents/${seg(id, "agent id")}` }));
+    return this.#agent(await this.#send({ method: "GET", path: `/v0/agents/${seg(id, "agent id")}` }));
   }
 
   /** Delete an agent. Not retried after a lost response (the repeat would answer 404). */
@@ -438,7 +510,12 @@ export class Client {
    */
   async testPolicy(agentId: string, request: PolicyTestRequest = {}): Promise<PolicyTestResult> {
     const path = `/v0/policies/${seg(agentId, "agent id")}/test`;
-    const body = await this.#send({ method: "POST", path, body: testPolicyBody(request), retry: IDEMPOTENT });
+    const body = await this.#sendNewer("policy tests", {
+      method: "POST",
+      path,
+      body: testPolicyBody(request),
+      retry: IDEMPOTENT,
+    });
     return asObject(body, `POST ${path}`);
   }
 
@@ -449,7 +526,7 @@ export class Client {
   /** Create a scoped API key. Its `token` is returned this once. Never retried after a send. */
   async createApiKey(options: CreateApiKeyOptions): Promise<ApiKey> {
     return parseApiKey(
-      await this.#send({
+      await this.#sendNewer("API keys", {
         method: "POST",
         path: "/v0/api-keys",
         body: createApiKeyBody(options),
@@ -460,9 +537,10 @@ export class Client {
 
   /** Metadata of every key, revoked ones included (no tokens). */
   async listApiKeys(): Promise<ApiKey[]> {
-    return asArray(await this.#send({ method: "GET", path: "/v0/api-keys" }), "GET /v0/api-keys").map((k) =>
-      parseApiKey(k),
-    );
+    return asArray(
+      await this.#sendNewer("API keys", { method: "GET", path: "/v0/api-keys" }),
+      "GET /v0/api-keys",
+    ).map((k) => parseApiKey(k));
   }
 
   /**
@@ -471,11 +549,15 @@ export class Client {
    */
   async rotateApiKey(id: string): Promise<ApiKey> {
     const path = `/v0/api-keys/${seg(id, "API key id")}/rotate`;
-    return parseApiKey(await this.#send({ method: "POST", path, retry: IDEMPOTENT }));
+    return parseApiKey(await this.#sendNewer("API keys", { method: "POST", path, retry: IDEMPOTENT }));
   }
 
   /** Revoke the key (repeatable). In-flight requests and streams may still finish. */
   async revokeApiKey(id: string): Promise<void> {
-    await this.#send({ method: "DELETE", path: `/v0/api-keys/${seg(id, "API key id")}`, retry: IDEMPOTENT });
+    await this.#sendNewer("API keys", {
+      method: "DELETE",
+      path: `/v0/api-keys/${seg(id, "API key id")}`,
+      retry: IDEMPOTENT,
+    });
   }
 }

@@ -36,7 +36,7 @@ export interface StreamOptions {
 export interface WaitForTerminalOptions {
   /** Give up after this many ms with a `TimeoutError` (default 300 000 = 5 min). */
   readonly timeoutMs?: number | undefined;
-  /** Delay between status polls in ms (default 500). */
+  /** Delay between status polls in ms (default 500); with a stream that announces the end, only the fallback. */
   readonly pollMs?: number | undefined;
   /** Aborting rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined;
@@ -126,32 +126,124 @@ export async function* followEvents(
   }
 }
 
+/** Opens the execution's SSE stream (`GET …/stream`); absent where the kernel has none to wait on. */
+export type OpenTerminalStream = (signal: AbortSignal) => Promise<Response>;
+
+/** The named SSE event the dev kernel sends on an execution's stream when it turns terminal. */
+export const TERMINAL_STREAM_EVENT = "execution.terminal";
+
 /**
- * Poll `get(id)` until the execution is `completed`, `failed` or `cancelled` and return it.
+ * Wait until the execution is `completed`, `failed` or `cancelled` and return it. With
+ * `openStream` it follows the execution's SSE stream and re-reads the status as soon as the
+ * kernel announces the end (`event: execution.terminal`), so the result arrives on the call; the
+ * status poll every `pollMs` stays as the fallback (a kernel without the notice, a broken stream).
  * Throws `TimeoutError` (with the last status in `details`) when `timeoutMs` passes first.
  */
 export async function waitForTerminal(
   get: (id: string, options: { signal?: AbortSignal | undefined }) => Promise<Execution>,
   id: string,
   options: WaitForTerminalOptions = {},
+  openStream?: OpenTerminalStream,
 ): Promise<Execution> {
   const { signal } = options;
   const timeoutMs = checkPositive(options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, "timeoutMs");
   const pollMs = checkPositive(options.pollMs ?? DEFAULT_POLL_MS, "pollMs");
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    signal?.throwIfAborted();
-    const execution = await get(id, { signal });
-    if (isTerminalExecutionStatus(execution.status)) return execution;
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      throw new TimeoutError(
-        `execution ${id} did not reach a terminal status within ${timeoutMs} ms (last status: ${execution.status})`,
-        { details: { executionId: id, lastStatus: execution.status } },
-      );
+  const wake = new Wakeup();
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    // Subscribe before the first read: a terminal transition after that read is then announced
+    // to us, and one before it is seen by the read itself.
+    if (openStream !== undefined && !signal?.aborted) await watchTerminal(openStream, stop.signal, wake);
+    for (;;) {
+      signal?.throwIfAborted();
+      const execution = await get(id, { signal });
+      if (isTerminalExecutionStatus(execution.status)) return execution;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new TimeoutError(
+          `execution ${id} did not reach a terminal status within ${timeoutMs} ms (last status: ${execution.status})`,
+          { details: { executionId: id, lastStatus: execution.status } },
+        );
+      }
+      await wake.wait(Math.min(pollMs, left), signal);
     }
-    await delay(Math.min(pollMs, left), signal);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    stop.abort();
   }
+}
+
+/** A sleep that a hint ends early; a hint given while nobody sleeps ends the next sleep at once. */
+class Wakeup {
+  #pending = false;
+  #resolve: (() => void) | undefined;
+
+  notify(): void {
+    if (this.#resolve === undefined) this.#pending = true;
+    else this.#resolve();
+  }
+
+  async wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#pending) {
+      this.#pending = false;
+      return;
+    }
+    const hinted = new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await Promise.race([hinted, delay(ms, stop.signal)]);
+    } finally {
+      this.#resolve = undefined;
+      signal?.removeEventListener("abort", onAbort);
+      stop.abort();
+    }
+  }
+}
+
+/**
+ * Open the stream and return once it is subscribed (or failed to open). Reading continues in the
+ * background until `signal` aborts; each terminal notice wakes the waiter. Any failure (no such
+ * route, not SSE, a broken connection) only ends the watch: the status poll covers it.
+ */
+async function watchTerminal(openStream: OpenTerminalStream, signal: AbortSignal, wake: Wakeup): Promise<void> {
+  let response: Response;
+  try {
+    response = await openStream(signal);
+  } catch {
+    return;
+  }
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const reader = response.body?.getReader();
+  if (reader === undefined) return;
+  if (type !== "text/event-stream") {
+    await reader.cancel().catch(() => undefined);
+    return;
+  }
+  const onAbort = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener("abort", onAbort, { once: true });
+  void (async () => {
+    const decoder = new SseDecoder();
+    try {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        for (const message of decoder.push(chunk.value)) {
+          if (message.event === TERMINAL_STREAM_EVENT) wake.notify();
+        }
+      }
+    } catch {
+      // The stream broke or was cancelled: the poll continues alone.
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  })();
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FetchLike, RetryOptions, TransportLogger } from "@rebuno/kernel-transport";
-import { ConfigurationError } from "@rebuno/protocol";
+import { ConfigurationError, type KernelProtocol } from "@rebuno/protocol";
 
 /** Environment variable read when `baseUrl` is not passed. */
 export const ENV_URL = "REBUNO_URL";
@@ -17,6 +17,8 @@ export interface ClientOptions {
   readonly apiKey?: string | undefined;
   /** Per-attempt time budget in ms; an SSE stream is bounded only until it connects. Default 35 000. */
   readonly timeoutMs?: number | undefined;
+  /** The official SDK's name for {@link timeoutMs} (also milliseconds; pass one of the two). */
+  readonly timeout?: number | undefined;
   /**
    * Send requests through this `fetch` (an in-process kernel's handler, MSW, a proxy-aware fetch)
    * instead of the built-in keep-alive connection pool.
@@ -26,6 +28,12 @@ export interface ClientOptions {
   readonly logger?: TransportLogger | undefined;
   /** Backoff for retried idempotent requests (default: 4 tries, 250 ms doubling to 4 s). */
   readonly retry?: Partial<RetryOptions> | undefined;
+  /**
+   * Kernel protocol generation: `"v1"` (the newest documented protocol, default) or `"legacy"`
+   * (the Go kernel snapshot: no sessions, subagents, forks, policy tests or API keys; Go-style
+   * agent keys). Falls back to `REBUNO_PROTOCOL`. Never guessed from the kernel's answers.
+   */
+  readonly protocol?: KernelProtocol | undefined;
   /** Environment to read the fallbacks from; defaults to `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
 }
@@ -41,7 +49,7 @@ function nonEmpty(value: string | undefined): string | undefined {
   return v === undefined || v === "" ? undefined : v;
 }
 
-function processEnv(): Readonly<Record<string, string | undefined>> {
+export function processEnv(): Readonly<Record<string, string | undefined>> {
   // `process` is absent in browsers and some edge runtimes: there are no fallbacks there.
   const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
   return p?.env ?? {};
@@ -60,4 +68,12 @@ export function resolveConnection(options: ClientOptions): ResolvedConnection {
   }
   const apiKey = options.apiKey !== undefined ? nonEmpty(options.apiKey) : nonEmpty(env[ENV_API_KEY]);
   return { baseUrl, apiKey };
+}
+
+/** `timeoutMs`, or its official-SDK alias `timeout` (both in ms); both at once is refused. */
+export function resolveTimeoutMs(options: ClientOptions): number | undefined {
+  if (options.timeoutMs !== undefined && options.timeout !== undefined) {
+    throw new ConfigurationError("pass timeoutMs or timeout (the same setting in ms), not both");
+  }
+  return options.timeoutMs ?? options.timeout;
 }

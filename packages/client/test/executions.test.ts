@@ -331,16 +331,49 @@ describe("followEvents", () => {
 });
 
 describe("waitForTerminal", () => {
-  it("polls until a terminal status", async () => {
+  it("polls until a terminal status when the kernel has no stream", async () => {
     const client = clientFor(kernel);
     kernel.reply(
+      { status: 404, json: { code: "not_found", message: "no such route" } }, // GET …/stream
       { status: 200, json: wireExecution({ status: "pending" }) },
       { status: 200, json: wireExecution({ status: "blocked" }) },
       { status: 200, json: wireExecution({ status: "failed", failure_reason: "dispatch_exhausted" }) },
     );
     const e = await client.waitForTerminal(ID, { pollMs: 5 });
     expect(e).toMatchObject({ status: "failed", failureReason: "dispatch_exhausted" });
-    expect(kernel.requests).toHaveLength(3);
+    expect(kernel.requests.map((r) => r.path)).toEqual([
+      `/v0/executions/${ID}/stream`,
+      `/v0/executions/${ID}`,
+      `/v0/executions/${ID}`,
+      `/v0/executions/${ID}`,
+    ]);
+  });
+
+  it("wakes on the stream's terminal notice instead of waiting for the next poll", async () => {
+    const client = clientFor(kernel);
+    kernel.reply(
+      {
+        status: 200,
+        chunks: [`event: execution.terminal\ndata: {"execution_id":"${ID}","status":"completed"}\n\n`],
+        gapMs: 20,
+        keepOpen: true,
+      },
+      { status: 200, json: wireExecution({ status: "running" }) },
+      { status: 200, json: wireExecution({ status: "completed", output: 7 }) },
+    );
+    // A 10-minute poll: only the notice can end the wait within the test's time limit.
+    const e = await client.waitForTerminal(ID, { pollMs: 600_000 });
+    expect(e).toMatchObject({ status: "completed", output: 7 });
+  });
+
+  it("the legacy protocol polls without opening a stream (its stream has no terminal notice)", async () => {
+    const client = clientFor(kernel, { protocol: "legacy" });
+    kernel.reply(
+      { status: 200, json: wireExecution({ status: "running" }) },
+      { status: 200, json: wireExecution({ status: "completed" }) },
+    );
+    expect((await client.waitForTerminal(ID, { pollMs: 5 })).status).toBe("completed");
+    expect(kernel.requests.map((r) => r.path)).toEqual([`/v0/executions/${ID}`, `/v0/executions/${ID}`]);
   });
 
   it("times out with a TimeoutError naming the last status", async () => {

@@ -13,14 +13,23 @@ export interface CliOptions {
   readonly port: number;
   readonly kernel: DevKernelOptions;
   readonly help: boolean;
+  /** `--version`: print the version and exit. */
+  readonly version: boolean;
+  /** `--quiet`: no per-step timeline on stdout. */
+  readonly quiet: boolean;
+  /** `--no-console`: do not serve the web console at `/`. */
+  readonly console: boolean;
 }
 
 /** Usage text. */
-export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
+export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH] [--quiet] [--no-console]
 
   --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
   --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
   --store    memory (default) or sqlite:PATH
+  --quiet    do not print the one-line-per-step timeline of every execution
+  --no-console  do not serve the web console at / (it is served by default)
+  --version  print the version and exit
 
 environment: REBUNO_BEARER_TOKEN, REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
 REBUNO_DISPATCH_TIMEOUT, REBUNO_DISPATCH_CONCURRENCY, REBUNO_APPROVAL_TIMEOUT, REBUNO_DEADLINE_TIMEOUT,
@@ -62,10 +71,25 @@ export function parseCliArgs(
 ): CliOptions {
   const flags = new Map<string, string>();
   let help = false;
+  let version = false;
+  let quiet = false;
+  let console = true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "-h" || arg === "--help") {
       help = true;
+      continue;
+    }
+    if (arg === "-V" || arg === "--version") {
+      version = true;
+      continue;
+    }
+    if (arg === "-q" || arg === "--quiet") {
+      quiet = true;
+      continue;
+    }
+    if (arg === "--no-console") {
+      console = false;
       continue;
     }
     const m = /^--(config|listen|store)(?:=(.*))?$/.exec(arg);
@@ -102,5 +126,5 @@ export function parseCliArgs(
       concurrency: integer(env, "REBUNO_DISPATCH_CONCURRENCY"),
     },
   };
-  return { host, port, kernel, help };
+  return { host, port, kernel, help, version, quiet, console };
 }

@@ -1,4 +1,6 @@
+import type { CorsOrigins } from "./http/cors.js";
 import type { IdGenerator } from "./ids.js";
+import type { SqliteStoreOptions } from "./store/sqlite.js";
 import type { Store } from "./store/types.js";
 
 /** A `fetch`-compatible function (global `fetch`, or an in-process agent's handler). */
@@ -50,8 +52,11 @@ export interface DevKernelOptions {
   /** Full-access bearer token (env `REBUNO_BEARER_TOKEN`). Required when `devMode` is false. */
   readonly bootstrapToken?: string | undefined;
   readonly apiKeys?: readonly ApiKeyProvision[] | undefined;
-  /** `"memory"` (default), `{ sqlite: path }`, or a ready {@link Store}. */
-  readonly store?: "memory" | { readonly sqlite: string } | Store | undefined;
+  /**
+   * `"memory"` (default), `{ sqlite: path }` plus optional {@link SqliteStoreOptions}
+   * (`synchronous`, `quickCheck`), or a ready {@link Store}.
+   */
+  readonly store?: "memory" | ({ readonly sqlite: string } & SqliteStoreOptions) | Store | undefined;
   /** Epoch milliseconds (default `Date.now`). */
   readonly clock?: (() => number) | undefined;
   /** New ids (default: UUIDv7 from `clock`). */
@@ -65,10 +70,28 @@ export interface DevKernelOptions {
   readonly sweepIntervalMs?: number | undefined;
   /** Delete terminal executions older than this (default 24 h, env `REBUNO_RETENTION`; 0 = keep). */
   readonly retentionMs?: number | undefined;
+  /**
+   * Keep at most this many executions (default: no limit). Beyond it, each sweep deletes the
+   * oldest terminal executions (by last update; a session only once all its turns are terminal).
+   * Executions still running are never deleted, so the count exceeds the cap while more than that
+   * many are live. Every retained execution costs memory, with either store (see docs).
+   */
+  readonly maxRetainedExecutions?: number | undefined;
   /** Judge service URL; enables `decision: judge` rules (see the policy engine). */
   readonly judgeEndpoint?: string | undefined;
   /** Anonymous requests get full access; supplied tokens are still checked (default true). */
   readonly devMode?: boolean | undefined;
+  /**
+   * Let browser pages on these origins call the kernel (`"*"` = any origin): preflight `OPTIONS`
+   * requests are answered and answers carry `Access-Control-Allow-Origin`; allowed request headers
+   * are `Authorization` and `Content-Type`. Off by default.
+   */
+  readonly cors?: CorsOrigins | undefined;
+  /**
+   * A directory of static files to serve beside the API: `GET /` answers its `index.html`, `GET
+   * /<name>` its other text files (read once at start). `rebuno-dev` passes the web console here.
+   */
+  readonly staticAssets?: string | undefined;
   /** Receives background errors (default: `console.error`). */
   readonly onError?: ((error: unknown, where: string) => void) | undefined;
 }
@@ -89,6 +112,7 @@ export interface ResolvedConfig {
   readonly deadlineTimeoutMs: number | undefined;
   readonly sweepIntervalMs: number;
   readonly retentionMs: number;
+  readonly maxRetainedExecutions: number | undefined;
   readonly judgeEndpoint: string | undefined;
 }
 
@@ -126,6 +150,10 @@ export function resolveConfig(options: DevKernelOptions): ResolvedConfig {
         : positive(options.deadlineTimeoutMs, 0, "deadlineTimeoutMs"),
     sweepIntervalMs: positive(options.sweepIntervalMs, 1000, "sweepIntervalMs"),
     retentionMs,
+    maxRetainedExecutions:
+      options.maxRetainedExecutions === undefined
+        ? undefined
+        : Math.floor(positive(options.maxRetainedExecutions, 0, "maxRetainedExecutions")),
     judgeEndpoint: options.judgeEndpoint === "" ? undefined : options.judgeEndpoint,
   };
 }

@@ -7,6 +7,7 @@ export type {
   DispatchOptions,
   FetchLike,
 } from "./config.js";
+export type { CorsOrigins } from "./http/cors.js";
 export type { CoreHeaders, CoreRequest, CoreResponse } from "./http/types.js";
 export type { IdGenerator } from "./ids.js";
 export { createUuidV7Generator } from "./ids.js";
@@ -14,16 +15,55 @@ export type { DevKernel, ListenOptions } from "./kernel.js";
 export { MAX_BODY_BYTES, startDevKernel } from "./kernel.js";
 export type { CounterName } from "./metrics.js";
 export { Metrics } from "./metrics.js";
+export type {
+  CompiledPolicy,
+  CompilePolicyOptions,
+  JudgeFetch,
+  JudgeOutcome,
+  JudgeRequest,
+  LlmUsage,
+  PolicyApproval,
+  PolicyBudget,
+  PolicyDecision,
+  PolicyInput,
+  PolicyJudge,
+  PolicyRateLimit,
+  PolicyResult,
+  PolicyStepKind,
+  PolicyStepQuery,
+  PolicyStepVerdict,
+  RateLimitScope,
+} from "./policy/index.js";
+export {
+  compilePolicyBundle,
+  DEFAULT_JUDGE_TIMEOUT_MS,
+  DurationSyntaxError,
+  denialReason,
+  evaluateJudge,
+  evaluatePolicyStep,
+  extractUsage,
+  formatGoValue,
+  GlobSyntaxError,
+  PERMISSIVE_RESULT,
+  POLICY_DENIED_REASON,
+  parseGoDuration,
+  RegexSyntaxError,
+} from "./policy/index.js";
 export { MemoryStore } from "./store/memory.js";
-// Static export is cheap: better-sqlite3 loads its native addon only when a database is opened.
+// Static export is cheap: better-sqlite3 (optional) is loaded only when a database is opened.
 export type { SqliteStoreOptions } from "./store/sqlite.js";
 export { SqliteStore } from "./store/sqlite.js";
+export { SqliteUnavailableError } from "./store/sqlite-errors.js";
 export {
+  STORE_EXIT_CODES,
   StoreCommitError,
+  StoreCorruptError,
   StoreError,
   StoreFormatError,
   StoreLockedError,
+  StoreReadOnlyError,
   StoreUnavailableError,
+  storeExitCode,
 } from "./store/store-errors.js";
 export type {
   AgentRow,

@@ -106,13 +106,13 @@ export const OUTCOME_CONFLICT_STATUSES: ReadonlySet<StepStatus> = new Set([
 ]);
 
 /**
- * Project decision (differs from protocol §2, which says 400): a request body over the limit is
- * answered `413` with code `validation_error` and message `request body too large`, without
- * reading the rest of the body.
+ * A request body over the 10 MiB limit is answered `400 validation_error`, as protocol §2 and the
+ * production kernel do (its JSON decoding fails past the limit). The message names the cause,
+ * where the production kernel says only `validation error`.
  */
-export const BODY_TOO_LARGE_STATUS = 413;
-/** Message of the 413 answer. */
-export const BODY_TOO_LARGE_MESSAGE = "request body too large";
+export const BODY_TOO_LARGE_STATUS = 400;
+/** Message of the answer to a body over the limit. */
+export const BODY_TOO_LARGE_MESSAGE = "validation error: request body over the 10 MiB limit";
 
 /**
  * Maximum nesting depth of request JSON. Go's decoder allows 10 000; we bound at 512 so hostile

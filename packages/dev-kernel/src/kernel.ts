@@ -7,10 +7,13 @@ import type { KernelContext } from "./engine/context.js";
 import { Dispatcher } from "./engine/dispatcher.js";
 import { Maintenance } from "./engine/maintenance.js";
 import { PolicyCache } from "./engine/policies.js";
+import { onClientError } from "./http/client-error.js";
 import { ConnectionTracker } from "./http/connections.js";
 import { createCoreHandler } from "./http/core.js";
+import { validateCorsOrigins, withCors } from "./http/cors.js";
 import { serveFetch } from "./http/fetch-adapter.js";
-import { createNodeListener } from "./http/node-adapter.js";
+import { createContinueListener, createNodeListener } from "./http/node-adapter.js";
+import { loadStaticAssets, withStaticAssets } from "./http/static-assets.js";
 import type { Route } from "./http/router.js";
 import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
 import { createUuidV7Generator } from "./ids.js";
@@ -84,7 +87,8 @@ async function openStore(option: DevKernelOptions["store"]): Promise<Store> {
   if (option === undefined || option === "memory") return new MemoryStore();
   if ("sqlite" in option) {
     const { SqliteStore } = await import("./store/sqlite.js");
-    return new SqliteStore(option.sqlite);
+    const { sqlite: path, ...options } = option;
+    return new SqliteStore(path, options);
   }
   return option;
 }
@@ -130,12 +134,12 @@ class RunningKernel implements DevKernel {
     this.server = server;
     const connections = new ConnectionTracker(server);
     this.connections = connections;
-    server.on(
-      "request",
-      connections.listener(
-        createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
-      ),
+    const listener = connections.listener(
+      createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
     );
+    server.on("request", listener);
+    server.on("checkContinue", createContinueListener(listener, MAX_BODY_BYTES));
+    server.on("clientError", onClientError);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port ?? 0, host, () => {
@@ -190,6 +194,8 @@ class RunningKernel implements DevKernel {
  */
 export async function startDevKernel(options: DevKernelOptions = {}): Promise<DevKernel> {
   const config = resolveConfig(options);
+  const cors = options.cors === undefined ? undefined : validateCorsOrigins(options.cors);
+  const assets = options.staticAssets === undefined ? undefined : loadStaticAssets(options.staticAssets);
   const clock = options.clock ?? Date.now;
   const store = await openStore(options.store);
   const onError =
@@ -219,7 +225,9 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
   for (const key of options.apiKeys ?? []) createApiKey(ctx, key);
   dispatcher = new Dispatcher(ctx);
   const maintenance = new Maintenance(ctx, dispatcher);
-  const core = createCoreHandler(ctx, KERNEL_ROUTES);
+  const api = createCoreHandler(ctx, KERNEL_ROUTES);
+  const routed = assets === undefined ? api : withStaticAssets(api, assets);
+  const core = cors === undefined ? routed : withCors(routed, cors);
   maintenance.start();
   dispatcher.start();
   return new RunningKernel(lifecycle, ctx, core, dispatcher, maintenance);

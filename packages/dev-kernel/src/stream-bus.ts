@@ -17,8 +17,9 @@ class Subscriber {
   scheduled = false;
   constructor(readonly sink: StreamSink) {}
 
-  push(frame: string): void {
-    if (this.queue.length >= SUBSCRIBER_BUFFER) return; // full: drop for this subscriber only
+  push(frame: string, always = false): void {
+    // Full: drop for this subscriber only; the terminal notice is never dropped (it is the last).
+    if (!always && this.queue.length >= SUBSCRIBER_BUFFER) return;
     this.queue.push(frame);
     this.schedule();
   }
@@ -82,6 +83,19 @@ export class StreamBus {
       sub.push(frame);
     }
     return accepted;
+  }
+
+  /**
+   * Tell the execution's subscribers it reached a terminal status: one named SSE event
+   * (`event: execution.terminal`, data `{"execution_id":…,"status":…}`), which delta readers skip
+   * and `Client.waitForTerminal` wakes on instead of polling. Delivered after the current
+   * transaction (setImmediate), and only a hint: readers confirm with `GET /v0/executions/{id}`.
+   */
+  announceTerminal(executionId: string, status: string): void {
+    const set = this.subscribers.get(executionId);
+    if (set === undefined) return;
+    const frame = `event: execution.terminal\ndata: ${JSON.stringify({ execution_id: executionId, status })}\n\n`;
+    for (const sub of set) sub.push(frame, true);
   }
 
   /** Number of live subscribers (all executions). */

@@ -109,28 +109,31 @@ describe.each(stores)("bad input ($name store)", (store) => {
     expect(del.status).toBe(405);
   });
 
-  test("a body over 10 MiB → 413 through fetch", async () => {
+  test("a body over 10 MiB → 400 validation_error through fetch (protocol §2, as the Go kernel)", async () => {
     h = await Harness.start(store);
     const big = `{"agent_id":"alpha","input":"${"x".repeat(MAX_BODY_BYTES)}"}`;
     const r = await h.client("POST", "/v0/executions", big);
-    expect(r.status).toBe(413);
-    expect(r.body).toEqual({ code: "validation_error", message: "request body too large" });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      code: "validation_error",
+      message: "validation error: request body over the 10 MiB limit",
+    });
     expect((await h.client("GET", "/v0/executions")).body.executions).toEqual([]);
   });
 
-  test("over a socket: 413 without reading the body, duplicate signature headers → 401", async () => {
+  test("over a socket: 400 once the client stops sending, duplicate signature headers → 401", async () => {
     h = await Harness.start(store);
     const base = await h.kernel.listen();
-    // Declare 10 MiB + 1 but send only a few bytes: the answer comes from the headers alone.
+    // Declare 10 MiB + 1 but send only a few bytes: answered once the body stops arriving.
     const answer = await socketExchange(
       base,
       `POST /v0/executions HTTP/1.1\r\nHost: k\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${MAX_BODY_BYTES + 1}\r\n\r\n{"agent_id":`,
     );
-    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toContain("connection: close");
     expect(answer.slice(answer.indexOf("\r\n\r\n") + 4)).toBe(
-      '{"code":"validation_error","message":"request body too large"}\n',
+      '{"code":"validation_error","message":"validation error: request body over the 10 MiB limit"}\n',
     );
     const { id, lease } = await h.started();
     const path = `/v0/executions/${id}/heartbeat`;

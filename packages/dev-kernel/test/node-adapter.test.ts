@@ -84,7 +84,7 @@ describe("node:http adapter", () => {
     expect(steps[0].args).toEqual({ n: 1 });
   });
 
-  test("a chunked body is served; one over the cap is refused with 413", async () => {
+  test("a chunked body is served; one over the cap is drained and refused with 400", async () => {
     h = await Harness.start(memory);
     const base = await h.kernel.listen();
     const text = '{"agent_id":"alpha","input":{"k":"v"}}';
@@ -107,8 +107,10 @@ describe("node:http adapter", () => {
       );
     }
     await closed;
-    expect(statuses(out)).toEqual([413]);
-    expect(body(out)).toBe('{"code":"validation_error","message":"request body too large"}\n');
+    expect(statuses(out)).toEqual([400]);
+    expect(body(out)).toBe(
+      '{"code":"validation_error","message":"validation error: request body over the 10 MiB limit"}\n',
+    );
   });
 
   test("keep-alive: several requests on one connection are answered in order, one write each", async () => {

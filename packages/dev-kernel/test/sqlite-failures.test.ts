@@ -8,10 +8,13 @@ import { fileURLToPath } from "node:url";
 import { ConfigurationError } from "@rebuno/protocol";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
+import { startDevKernel } from "../src/kernel.js";
 import { GROUP_COMMIT_MAX } from "../src/store/group-commit.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import { FORMAT_VERSION } from "../src/store/sqlite-log.js";
+import { FORMAT_VERSION } from "../src/store/sqlite-file.js";
+import { rowSum } from "../src/store/sqlite-seal.js";
 import {
+  STORE_EXIT_CODES,
   StoreCommitError,
   StoreError,
   StoreFormatError,
@@ -160,7 +163,7 @@ describe("one kernel per file", () => {
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     holder.close();
-    expect(code).toBe(1);
+    expect(code).toBe(STORE_EXIT_CODES.store_locked);
     expect(stderr).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
   }, 30_000);
 });
@@ -227,17 +230,22 @@ describe("files it cannot read", () => {
   test("a log row that does not replay", () => {
     const path = newPath();
     new SqliteStore(path).close();
-    const db = new Database(path);
-    db.prepare("INSERT INTO log (ops) VALUES (?)").run('[["putAgent",{"id":"a"}],["dropTable","x"]]');
-    db.close();
+    // Rows with valid sums (a bug of ours, not a damaged disk): the replay itself refuses them.
+    const put = (ops: string) => {
+      const db = new Database(path);
+      db.prepare("INSERT OR REPLACE INTO log (id, ops, sum) VALUES (1, ?, ?)").run(
+        ops,
+        rowSum("log", 0, 1, ops),
+      );
+      db.close();
+    };
+    put('[["putAgent",{"id":"a"}],["dropTable","x"]]');
     expect(opening(path)).toSatisfy(
       (e) =>
         StoreFormatError.isInstance(e) &&
         e.message.startsWith(`${path}: log row 1 cannot be replayed: op 1 is not a known store write`),
     );
-    const db2 = new Database(path);
-    db2.prepare("UPDATE log SET ops = ?").run('[["updateStep",{"executionId":"e","stepId":"s"}]]');
-    db2.close();
+    put('[["updateStep",{"executionId":"e","stepId":"s"}]]');
     expect(opening(path)).toSatisfy(
       (e) =>
         StoreFormatError.isInstance(e) &&
@@ -251,6 +259,17 @@ describe("files it cannot read", () => {
     expect(opening(missing)).toSatisfy(
       (e) => StoreError.isInstance(e) && e.message.startsWith(`cannot open ${missing}`),
     );
+  });
+
+  test("startDevKernel passes the store options through (synchronous FULL, quick check off)", async () => {
+    const path = newPath();
+    const kernel = await startDevKernel({ store: { sqlite: path, synchronous: "FULL", quickCheck: false } });
+    try {
+      expect(kernel.store).toBeInstanceOf(SqliteStore);
+      expect(connection(kernel.store as SqliteStore).pragma("synchronous", { simple: true })).toBe(2);
+    } finally {
+      await kernel.close();
+    }
   });
 
   test("synchronous FULL works", async () => {

@@ -25,32 +25,52 @@ export function tempDir(): string {
   return d;
 }
 
-/** Copy `path` (and its WAL) to a new file: the file a crash at this moment would leave. */
+/**
+ * Copy `path` (with its WAL and seal) to a new file: the file a crash at this moment would leave.
+ */
 export function crashCopy(path: string): string {
   const copy = join(tempDir(), "copy.db");
   copyFileSync(path, copy);
-  if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+  for (const side of ["-wal", "-seal"]) {
+    if (existsSync(path + side)) copyFileSync(path + side, copy + side);
+  }
   return copy;
 }
 
-/** Row counts and op texts of a copy of the file, read with plain SQL. */
+/** Counts and op texts of the rows a copy of the file loads (compaction garbage left out). */
 export interface FileContents {
   readonly snapshotRows: number;
   readonly logRows: number;
-  /** Every op of the log, in order, as `[method, ...args]`. */
+  /** Every op of the live log, in order, as `[method, ...args]`. */
   readonly logOps: unknown[][];
+  /** Rows left over by compactions, not yet deleted (loading ignores them). */
+  readonly garbageRows: number;
 }
 
 /** What the file holds right now (through a crash copy, see the module comment). */
 export function fileContents(path: string): FileContents {
   const db = new Database(crashCopy(path));
   try {
-    const count = (table: string) =>
-      (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    const logOps = (db.prepare("SELECT ops FROM log ORDER BY id").pluck().all() as string[]).flatMap(
-      (text) => JSON.parse(text) as unknown[][],
+    const meta = new Map(
+      (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
+        r.key,
+        Number(r.value),
+      ]),
     );
-    return { snapshotRows: count("snapshot"), logRows: count("log"), logOps };
+    const count = (sql: string, arg: number) => (db.prepare(sql).pluck().get(arg) as number) ?? 0;
+    const generation = meta.get("generation")!;
+    const base = meta.get("log_base")!;
+    const logOps = (
+      db.prepare("SELECT ops FROM log WHERE id > ? ORDER BY id").pluck().all(base) as string[]
+    ).flatMap((text) => JSON.parse(text) as unknown[][]);
+    return {
+      snapshotRows: count("SELECT count(*) FROM snapshot WHERE generation = ?", generation),
+      logRows: count("SELECT count(*) FROM log WHERE id > ?", base),
+      logOps,
+      garbageRows:
+        count("SELECT count(*) FROM snapshot WHERE generation <> ?", generation) +
+        count("SELECT count(*) FROM log WHERE id <= ?", base),
+    };
   } finally {
     db.close();
   }

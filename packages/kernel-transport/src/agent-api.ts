@@ -1,4 +1,11 @@
-import type { Execution, ResourceView, SigningSecret, Step, StepDecision } from "@rebuno/protocol";
+import type {
+  Execution,
+  KernelProtocol,
+  ResourceView,
+  SigningSecret,
+  Step,
+  StepDecision,
+} from "@rebuno/protocol";
 import type {
   CheckpointsInput,
   CompleteExecutionInput,
@@ -30,13 +37,25 @@ export interface AgentTransportOptions {
   readonly timeoutMs?: number | undefined;
   /** Product token(s) sent before ours in `User-Agent`, e.g. `rebuno-sdk/0.1.0`. */
   readonly userAgent?: string | undefined;
-  /** Retry budget for the retryable routes (default 4 tries, 250 ms → 4 s backoff). */
+  /**
+   * Retry budget for the retryable routes (default 4 tries, 250 ms → 4 s backoff). The lease-bound
+   * routes that are safe to repeat (step complete/fail, heartbeat, execution complete/fail) and
+   * step submissions refused before sending retry without an attempt limit until the lease is
+   * lost (`LEASE_RETRY`, 250 ms → 2 s); an `attempts` set here caps them too.
+   */
   readonly retry?: Partial<RetryOptions> | undefined;
   readonly logger?: TransportLogger | undefined;
   /** Wall clock in ms for `Rebuno-Timestamp` (default `Date.now`). */
   readonly clock?: (() => number) | undefined;
   /** Max sockets to the kernel (undici pool, default 64). */
   readonly connections?: number | undefined;
+  /**
+   * Kernel protocol generation (default: `REBUNO_PROTOCOL`, else `"v1"`). `"legacy"` (the older Go
+   * kernel): `sha256=<HMAC(body)>` signatures with `Rebuno-Agent-Id` and `Rebuno-Dispatch-Id`, no
+   * timestamp, no attempt fencing, fields it refuses left out, and routes it lacks (previous
+   * turn, suspend, resources) refused with `NotSupportedByKernel` before anything is sent.
+   */
+  readonly protocol?: KernelProtocol | undefined;
 }
 
 /** Per-call overrides. */
@@ -90,7 +109,8 @@ export interface AgentTransport {
   /**
    * `POST /v0/executions/{id}/steps`. Never re-sent once it may have reached the kernel: an
    * ambiguous failure throws `SubmissionOutcomeUnknown` (end the attempt). Re-sent only
-   * after failures that prove it was never sent (connection refused, DNS).
+   * after failures that prove it was never sent (connection refused, DNS), as long as the lease
+   * holds (a restarting kernel refuses connections).
    */
   submitStep(
     executionId: string,
@@ -98,7 +118,7 @@ export interface AgentTransport {
     input: SubmitStepInput,
     options?: CallOptions,
   ): Promise<StepDecision>;
-  /** `POST …/steps/{stepId}/complete`. Retried (keyed by step id; a repeat answers `replay`). */
+  /** `POST …/steps/{stepId}/complete`. Retried until the lease is lost (keyed by step id; a repeat answers `replay`). */
   completeStep(
     executionId: string,
     lease: DispatchLease,
@@ -106,7 +126,7 @@ export interface AgentTransport {
     input: CompleteStepInput,
     options?: CallOptions,
   ): Promise<StepOutcomeAck>;
-  /** `POST …/steps/{stepId}/fail`. Retried (keyed by step id). */
+  /** `POST …/steps/{stepId}/fail`. Retried until the lease is lost (keyed by step id). */
   failStep(
     executionId: string,
     lease: DispatchLease,
@@ -114,18 +134,18 @@ export interface AgentTransport {
     input: FailStepInput,
     options?: CallOptions,
   ): Promise<StepOutcomeAck>;
-  /** `POST …/heartbeat`. Retried (renewal is idempotent). */
+  /** `POST …/heartbeat`. Retried until the lease is lost or `budgetMs` (renewal is idempotent). */
   heartbeat(executionId: string, lease: DispatchLease, options?: CallOptions): Promise<void>;
   /** `POST …/suspend` → `suspended`. Retried. */
   suspend(executionId: string, lease: DispatchLease, options?: CallOptions): Promise<boolean>;
-  /** `POST …/complete`. Retried (the terminal transition happens once). */
+  /** `POST …/complete`. Retried until the lease is lost (the terminal transition happens once). */
   completeExecution(
     executionId: string,
     lease: DispatchLease,
     input: CompleteExecutionInput,
     options?: CallOptions,
   ): Promise<void>;
-  /** `POST …/fail` with a failure-reason string. Retried. */
+  /** `POST …/fail` with a failure-reason string. Retried until the lease is lost. */
   failExecution(
     executionId: string,
     lease: DispatchLease,

@@ -1,19 +1,25 @@
 import { ConfigurationError } from "@rebuno/protocol";
-import { type Engine, FetchEngine, type FetchLike, type WireRequest } from "./engine.js";
+// `#engine` (package.json "imports"): undici's pool on Node, `fetch` everywhere else.
+import { bodyBytes, createDefaultEngine } from "#engine";
+import type { Engine, FetchLike, WireRequest } from "./engine.js";
 import { toTransportError } from "./errors.js";
+import { FetchEngine } from "./fetch-engine.js";
 import { consoleLogger, type TransportLogger } from "./logger.js";
+import type { HttpRequest } from "./request.js";
 import { RequestRun, type RunHooks, type RunHost } from "./request-run.js";
-import { errorFromResponse, type HttpResponse, parseResponseJson, retryAfterMs } from "./responses.js";
+import {
+  errorFromResponse,
+  type HttpResponse,
+  parseAnswer,
+  parseResponseJson,
+  retryAfterMs,
+} from "./responses.js";
 import { type RetryMode, type RetryOptions, resolveRetryOptions, retryCall } from "./retry.js";
-import { UndiciEngine } from "./undici-engine.js";
 import { type BaseUrl, parseBaseUrl } from "./url.js";
 import { userAgentHeader } from "./version.js";
 
 /** Default per-attempt timeout: the kernel's own handlers may hold a request up to 30 s. */
 export const DEFAULT_TIMEOUT_MS = 35_000;
-
-/** HTTP methods the kernel API uses. */
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** Options for {@link createHttpCore}. */
 export interface HttpCoreOptions {
@@ -38,39 +44,6 @@ export interface HttpCoreOptions {
   readonly connections?: number | undefined;
 }
 
-/** What a per-attempt header hook sees: exactly the bytes and target about to be sent. */
-export interface AttemptContext {
-  readonly method: HttpMethod;
-  /** Request target as on the request line, path prefix included. */
-  readonly target: string;
-  /** Body bytes as sent (empty when there is no body). */
-  readonly body: Uint8Array;
-  /** 1 for the first try. */
-  readonly attempt: number;
-}
-
-/** One logical call; the core may send it several times (see `retry`). */
-export interface HttpRequest {
-  readonly method: HttpMethod;
-  /** Path below the base URL, already escaped, with any query: `/v0/executions/abc?x=1`. */
-  readonly path: string;
-  /** Exact body bytes; a string is sent as UTF-8. `content-type: application/json` is added. */
-  readonly body?: string | Uint8Array | undefined;
-  /** Extra headers for every attempt. */
-  readonly headers?: Readonly<Record<string, string>> | undefined;
-  /** Headers computed per attempt over the exact bytes (signatures, timestamps). */
-  readonly attemptHeaders?: ((ctx: AttemptContext) => Readonly<Record<string, string>>) | undefined;
-  /** Retry rule; default `"idempotent"` for GET and `"never"` otherwise. */
-  readonly retry?: RetryMode | undefined;
-  /** Overrides the core's retry budget for this call. */
-  readonly retryOptions?: Partial<RetryOptions> | undefined;
-  /** No retry starts after this many ms since the first attempt. */
-  readonly budgetMs?: number | undefined;
-  readonly signal?: AbortSignal | undefined;
-  /** Per-attempt timeout (default: the core's). */
-  readonly timeoutMs?: number | undefined;
-}
-
 /**
  * Shared HTTP core of the agent transport and `@rebuno/client`: base URL with path prefix, a
  * keep-alive undici pool (or an injected fetch through ky), per-attempt timeouts, `User-Agent`,
@@ -89,6 +62,12 @@ export interface HttpCore {
   /** {@link request}, then parse the body as JSON (`undefined` for an empty body). */
   requestJson(request: HttpRequest): Promise<unknown>;
   /**
+   * {@link request}, then the JSON body through `model` (a protocol parser such as
+   * `parseExecution`). A body of the wrong shape is an `UnexpectedResponse` with the real status
+   * and a body excerpt, not the parser's `ValidationError` (which would blame the request).
+   */
+  requestJson<T>(request: HttpRequest, model: (body: unknown) => T): Promise<T>;
+  /**
    * Open a streaming response (e.g. SSE). Resolves once headers arrive (the timeout covers only
    * that wait); status ≥ 300 throws the mapped error. The caller must consume or cancel the body.
    */
@@ -98,13 +77,6 @@ export interface HttpCore {
 }
 
 const EMPTY = new Uint8Array(0);
-
-function toBytes(body: string | Uint8Array | undefined): Buffer | undefined {
-  if (body === undefined) return undefined;
-  if (typeof body === "string") return body === "" ? undefined : Buffer.from(body, "utf8");
-  if (body.length === 0) return undefined;
-  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.length);
-}
 
 const identity = (res: HttpResponse): HttpResponse => res;
 
@@ -136,7 +108,7 @@ export class Core implements HttpCore, RunHost {
     if (options.fetch !== undefined) {
       this.sender = new FetchEngine(this.baseUrl.origin, options.fetch);
     } else if (isHttp) {
-      this.sender = new UndiciEngine(this.baseUrl.origin, options.connections ?? 64);
+      this.sender = createDefaultEngine(this.baseUrl.origin, options.connections ?? 64);
     } else {
       throw new ConfigurationError(
         `kernel base URL ${this.baseUrl.href} is not http(s); pass a custom fetch to reach it`,
@@ -154,17 +126,19 @@ export class Core implements HttpCore, RunHost {
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.staticHeaders !== undefined) Object.assign(headers, this.staticHeaders);
     if (req.headers !== undefined) Object.assign(headers, req.headers);
+    let pendingHeaders: Promise<Readonly<Record<string, string>>> | undefined;
     if (req.attemptHeaders !== undefined) {
       // Computed per attempt, after the bytes are final: the signature covers exactly what is sent.
-      Object.assign(
-        headers,
-        req.attemptHeaders({ method: req.method, target, body: body ?? EMPTY, attempt }),
-      );
+      // A WebCrypto signature (fetch engine) is a promise: the engine sends once it is ready.
+      const extra = req.attemptHeaders({ method: req.method, target, body: body ?? EMPTY, attempt });
+      if (extra instanceof Promise) pendingHeaders = extra;
+      else Object.assign(headers, extra);
     }
     return {
       method: req.method,
       target,
       headers,
+      pendingHeaders,
       body,
       timeoutMs: req.timeoutMs ?? this.timeoutMs,
       signal: req.signal,
@@ -185,7 +159,7 @@ export class Core implements HttpCore, RunHost {
     return new Promise<T>((resolve, reject) => {
       const mode = req.retry ?? (req.method === "GET" ? "idempotent" : "never");
       const target = this.baseUrl.pathPrefix + req.path;
-      const body = toBytes(req.body);
+      const body = bodyBytes(req.body);
       new RequestRun(this, req, target, body, mode, this.retryOptions(req), hooks, resolve, reject).start();
     });
   }
@@ -194,7 +168,11 @@ export class Core implements HttpCore, RunHost {
     return this.run(req, { parse: identity });
   }
 
-  requestJson(req: HttpRequest): Promise<unknown> {
+  requestJson(req: HttpRequest): Promise<unknown>;
+  requestJson<T>(req: HttpRequest, model: (body: unknown) => T): Promise<T>;
+  requestJson<T>(req: HttpRequest, model?: (body: unknown) => T): Promise<unknown> {
+    if (model !== undefined)
+      return this.run(req, { parse: (res) => parseAnswer(res, req.method, req.path, model) });
     return this.run(req, { parse: (res) => parseResponseJson(res, req.method, req.path) });
   }
 
@@ -202,7 +180,7 @@ export class Core implements HttpCore, RunHost {
   open(req: HttpRequest): Promise<Response> {
     if (req.signal?.aborted) return Promise.reject(req.signal.reason);
     const target = this.baseUrl.pathPrefix + req.path;
-    const body = toBytes(req.body);
+    const body = bodyBytes(req.body);
     const mode: RetryMode = req.retry ?? (req.method === "GET" ? "idempotent" : "never");
     return retryCall(
       async (attempt) => {

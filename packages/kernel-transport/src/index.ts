@@ -21,13 +21,7 @@ export type {
 export { MAX_STREAM_DELTA_BYTES } from "./bodies.js";
 export type { FetchLike } from "./engine.js";
 export { isUnsentFailure, SubmissionOutcomeUnknown } from "./errors.js";
-export type {
-  AttemptContext,
-  HttpCore,
-  HttpCoreOptions,
-  HttpMethod,
-  HttpRequest,
-} from "./http-core.js";
+export type { HttpCore, HttpCoreOptions } from "./http-core.js";
 export { createHttpCore, DEFAULT_TIMEOUT_MS } from "./http-core.js";
 export type { DispatchLease } from "./lease.js";
 export { heartbeatIntervalMs, leaseHeaders } from "./lease.js";
@@ -36,18 +30,20 @@ export { LeaseKeeper } from "./lease-keeper.js";
 export type { TransportLogger } from "./logger.js";
 export { consoleLogger } from "./logger.js";
 export type { LoopDelaySource } from "./loop-monitor.js";
+export type { AttemptContext, HttpMethod, HttpRequest } from "./request.js";
 export type { HttpResponse } from "./responses.js";
 export { retryAfterMs } from "./responses.js";
 export type { RetryCallOptions, RetryEvent, RetryMode, RetryOptions } from "./retry.js";
 export {
   DEFAULT_RETRY,
   isRetryableFailure,
+  LEASE_RETRY,
   RETRY_STATUSES,
   resolveRetryOptions,
   retryCall,
   retryDelayMs,
 } from "./retry.js";
-export type { AgentSigner, AgentSignerOptions } from "./signer.js";
+export type { AgentSigner, AgentSignerOptions, AsyncAgentSigner } from "./signer.js";
 export { createAgentSigner } from "./signer.js";
 export type { BaseUrl } from "./url.js";
 export { escapePathSegment, parseBaseUrl, queryString } from "./url.js";

@@ -1,9 +1,11 @@
 import { LeaseSuperseded, Terminated } from "@rebuno/protocol";
+// `#engine`: node:perf_hooks on Node, a timer-based monitor elsewhere (package.json "imports").
+import { sharedLoopMonitor } from "#engine";
 import type { AgentTransport } from "./agent-api.js";
 import { BIND_OBSERVED, type LeaseObserver } from "./agent-transport.js";
 import { assertLease, type DispatchLease, heartbeatIntervalMs } from "./lease.js";
 import { consoleLogger, type TransportLogger } from "./logger.js";
-import { type LoopDelaySource, sharedLoopMonitor } from "./loop-monitor.js";
+import type { LoopDelaySource, LoopStall, StallClaim } from "./loop-monitor.js";
 
 /** Options for {@link LeaseKeeper}. */
 export interface LeaseKeeperOptions {
@@ -21,13 +23,28 @@ export interface LeaseKeeperOptions {
   readonly maxConsecutiveFailures?: number | undefined;
   /** Event-loop stall watcher; `false` disables the warning (default: the shared monitor). */
   readonly loopDelay?: LoopDelaySource | false | undefined;
-  /** Stall length that triggers the warning (default `lease.timeoutMs / 3`). */
+  /**
+   * Stall length that triggers the warning (default `min(200 ms, lease.timeoutMs / 3)`): a blocked
+   * loop sends no heartbeats and stalls every other run of the process.
+   */
   readonly loopDelayWarnMs?: number | undefined;
 }
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
 }
+
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : seconds(ms);
+}
+
+/** Default stall warning threshold, ms (capped at lease/3 for very short leases). */
+export const DEFAULT_LOOP_STALL_WARN_MS = 200;
+// Warnings per dispatch: a tool that blocks in a loop should not flood the log.
+const MAX_STALL_WARNINGS = 5;
+// The sampler's resolution plus margin: a step that started this close before the measured start
+// of a stall started inside it.
+const STALL_START_SLACK_MS = 25;
 
 /**
  * Keeps a dispatch lease alive while a run works on it (protocol §6.6, §7.3):
@@ -37,8 +54,10 @@ function seconds(ms: number): string {
  * - other heartbeat failures are logged; after K in a row *and* more than the lease period since
  *   the last successful renewal, the kernel has certainly reclaimed the dispatch, so the lease is
  *   treated as lost the same way (sdk-surface G9);
- * - logs one warning, naming the running step, when an event-loop stall longer than lease/3
- *   threatens the lease (heartbeat timers cannot fire while the loop is blocked).
+ * - logs one warning per event-loop stall longer than `loopDelayWarnMs` (default 200 ms), naming
+ *   the execution, the step that ran and the measured block (heartbeat timers cannot fire while
+ *   the loop is blocked). With several leases held, the stall is reported once, by the keeper
+ *   whose step started during it (else those with a step running).
  */
 export class LeaseKeeper {
   /** Aborted when the lease is lost (or abandoned); hand it to the run. */
@@ -62,11 +81,13 @@ export class LeaseKeeper {
   private beating = false;
   private failures = 0;
   private lastRenewalAt = 0;
-  private warned = false;
+  private stallWarnings = 0;
   // The running step, and the last one with when it ended. Plain fields: the SDK sets them twice
   // per step, so no objects are allocated for them.
   private currentLabel: string | undefined = undefined;
+  private currentStartedAt = 0;
   private previousLabel: string | undefined = undefined;
+  private previousStartedAt = 0;
   private previousEndedAt = 0;
   private bound: AgentTransport | undefined;
 
@@ -80,7 +101,8 @@ export class LeaseKeeper {
     this.clock = options.clock ?? (() => Date.now());
     this.maxFailures = options.maxConsecutiveFailures ?? 3;
     this.loopDelay = options.loopDelay ?? sharedLoopMonitor;
-    this.warnMs = options.loopDelayWarnMs ?? options.lease.timeoutMs / 3;
+    this.warnMs =
+      options.loopDelayWarnMs ?? Math.min(DEFAULT_LOOP_STALL_WARN_MS, options.lease.timeoutMs / 3);
     this.signal = this.controller.signal;
   }
 
@@ -123,7 +145,9 @@ export class LeaseKeeper {
     this.timer = setInterval(() => this.beat(), this.intervalMs);
     // A keeper must never be what keeps a process alive; the run it guards does that.
     this.timer.unref?.();
-    if (this.loopDelay !== false) this.unsubscribe = this.loopDelay.subscribe((ms) => this.onLoopDelay(ms));
+    if (this.loopDelay !== false) {
+      this.unsubscribe = this.loopDelay.subscribe((ms, stall) => this.onLoopDelay(ms, stall));
+    }
     return this;
   }
 
@@ -133,8 +157,10 @@ export class LeaseKeeper {
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    this.unsubscribe?.();
+    // Unsubscribing samples the loop once more: a stall that just ended is still reported.
+    const unsubscribe = this.unsubscribe;
     this.unsubscribe = undefined;
+    unsubscribe?.();
   }
 
   /**
@@ -152,11 +178,14 @@ export class LeaseKeeper {
    * it around each step body.
    */
   setCurrentStep(label: string | undefined): void {
+    const now = this.clock();
     if (this.currentLabel !== undefined) {
       this.previousLabel = this.currentLabel;
-      this.previousEndedAt = this.clock();
+      this.previousStartedAt = this.currentStartedAt;
+      this.previousEndedAt = now;
     }
     this.currentLabel = label;
+    this.currentStartedAt = now;
   }
 
   private beat(): void {
@@ -214,26 +243,84 @@ export class LeaseKeeper {
     }
   }
 
-  private stepDuring(now: number, blockedMs: number): string | undefined {
-    if (this.currentLabel !== undefined) return this.currentLabel;
-    // A synchronous step usually ends in the same turn as the stall, before this report runs.
-    if (this.previousLabel !== undefined && this.previousEndedAt >= now - blockedMs - 50) {
-      return this.previousLabel;
+  /**
+   * The step that ran during a stall reported now, how sure that is (see StallClaim), and when it
+   * started. A step that started during the stall (within the sampler's resolution of its
+   * measured start) is what blocked; one started long before was only waiting; one started after
+   * the block ended was not running during it.
+   */
+  private stepDuring(
+    now: number,
+    blockedMs: number,
+  ): { step: string | undefined; strength: number; startedAt: number } {
+    const stallStart = now - blockedMs;
+    const inStall = (startedAt: number) =>
+      startedAt >= stallStart - STALL_START_SLACK_MS && startedAt <= stallStart + blockedMs / 2;
+    const candidates: { step: string; strength: number; startedAt: number }[] = [];
+    if (this.currentLabel !== undefined && this.currentStartedAt <= stallStart + blockedMs / 2) {
+      const startedAt = this.currentStartedAt;
+      candidates.push({ step: this.currentLabel, strength: inStall(startedAt) ? 2 : 1, startedAt });
     }
-    return undefined;
+    // A synchronous step usually ends in the same turn as the stall, before this report runs.
+    if (this.previousLabel !== undefined && this.previousEndedAt >= stallStart - STALL_START_SLACK_MS) {
+      const startedAt = this.previousStartedAt;
+      candidates.push({ step: this.previousLabel, strength: inStall(startedAt) ? 2 : 1, startedAt });
+    }
+    let best: { step: string | undefined; strength: number; startedAt: number } = {
+      step: undefined,
+      strength: 0,
+      startedAt: 0,
+    };
+    for (const c of candidates) if (c.strength > best.strength) best = c;
+    return best;
   }
 
-  private onLoopDelay(blockedMs: number): void {
-    if (this.warned || this.stopped || blockedMs <= this.warnMs) return;
-    this.warned = true;
-    const step = this.stepDuring(this.clock(), blockedMs);
+  private onLoopDelay(blockedMs: number, stall: LoopStall | undefined): void {
+    if (blockedMs <= this.warnMs || this.stallWarnings >= MAX_STALL_WARNINGS) return;
+    const { step, strength, startedAt } = this.stepDuring(this.clock(), blockedMs);
+    const claim: StallClaim & { readonly keeper: LeaseKeeper; readonly step: string | undefined } = {
+      strength,
+      startedAt,
+      keeper: this,
+      step,
+      report: (peers) => this.warnStall(blockedMs, step, peers as readonly (typeof claim)[]),
+    };
+    // A coordinating monitor picks one report per stall; a plain source gets one per keeper.
+    if (stall === undefined) claim.report([claim]);
+    else stall.offer(claim);
+  }
+
+  private warnStall(
+    blockedMs: number,
+    step: string | undefined,
+    peers: readonly { readonly keeper: LeaseKeeper; readonly step: string | undefined }[],
+  ): void {
+    this.stallWarnings++;
+    const others = peers.filter((p) => p.keeper !== this);
     const what = step === undefined ? "no step was running" : `step "${step}" was running`;
+    const alsoRunning =
+      others.length === 0
+        ? ""
+        : ` (steps also in progress: ${others
+            .slice(0, 5)
+            .map((o) => `"${o.step ?? "none"}" of execution ${o.keeper.executionId}`)
+            .join(", ")})`;
+    const last =
+      this.stallWarnings === MAX_STALL_WARNINGS ? " Further stalls during this dispatch are not logged." : "";
     this.logger.warn(
-      `the event loop was blocked for ${seconds(blockedMs)} while ${what}; heartbeats cannot be sent ` +
-        `while the loop is blocked, and the lease (${seconds(this.lease.timeoutMs)}, renewed every ` +
+      `the event loop was blocked for ${duration(blockedMs)} while ${what} in execution ${this.executionId}` +
+        `${alsoRunning}; heartbeats cannot be sent and every other run of this process waits while the ` +
+        `loop is blocked, and the lease (${seconds(this.lease.timeoutMs)}, renewed every ` +
         `${seconds(this.intervalMs)}) is reclaimed if it goes unrenewed. Move CPU-bound or synchronous ` +
-        "work off the event loop (worker_threads, child_process, async APIs).",
-      { executionId: this.executionId, step, blockedMs: Math.round(blockedMs) },
+        `work off the event loop (worker_threads, child_process, async APIs).${last}`,
+      {
+        executionId: this.executionId,
+        step,
+        blockedMs: Math.round(blockedMs),
+        ...(others.length === 0
+          ? {}
+          : { alsoRunning: others.map((o) => ({ executionId: o.keeper.executionId, step: o.step })) }),
+      },
     );
   }
 }

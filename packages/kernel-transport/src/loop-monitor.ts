@@ -1,59 +1,132 @@
-import { type IntervalHistogram, monitorEventLoopDelay } from "node:perf_hooks";
+/**
+ * Event-loop stall detection, portable (Node, Deno, Bun, workers: only `setInterval` and
+ * `performance.now`). A sampling timer due every 20 ms measures how late it fires: a tick that
+ * comes 320 ms after the previous one means the loop could run nothing for about 300 ms.
+ *
+ * Why not `monitorEventLoopDelay`: its histogram is read on a separate report timer, so a stall
+ * could be read before the histogram recorded it, be discarded by the reset that followed, or be
+ * lost when the last listener unsubscribed first (a run that ends right after a blocking tool).
+ * Here the stall is reported by the very tick that measures it (the first timer that runs after
+ * the stall), and unsubscribing takes a final sample first, so a stall that just ended is always
+ * reported to the listener that was there during it.
+ */
 
-/** Reports the longest event-loop stall seen since the previous report, in ms. */
+/** A stall being reported to every listener at once; keepers offer to name what was running. */
+export interface LoopStall {
+  /** How long the loop was blocked, ms. */
+  readonly blockedMs: number;
+  /**
+   * Offer a report of this stall. After every listener ran, the monitor calls `report` of the
+   * strongest offer (ties: the latest-started step), passing all offers of that strength, so one
+   * stall gives one warning however many leases were held.
+   */
+  offer(claim: StallClaim): void;
+}
+
+/** A listener's offer to report a stall. */
+export interface StallClaim {
+  /** 2: its step started during the stall; 1: its step was running; 0: no step was running. */
+  readonly strength: number;
+  /** When that step started (ties of strength go to the latest start: it ran last before the block). */
+  readonly startedAt: number;
+  report(peers: readonly StallClaim[]): void;
+}
+
+/** Reports event-loop stalls. */
 export interface LoopDelaySource {
-  /** Start receiving reports; returns the unsubscribe function. */
-  subscribe(listener: (maxDelayMs: number) => void): () => void;
+  /**
+   * Start receiving stall reports (`stall` is given by monitors that coordinate one report per
+   * stall); returns the unsubscribe function.
+   */
+  subscribe(listener: (blockedMs: number, stall?: LoopStall) => void): () => void;
 }
 
 const RESOLUTION_MS = 20;
-const REPORT_EVERY_MS = 500;
+// Below this, lateness is ordinary timer jitter on a busy machine; listeners are not bothered.
+const MIN_REPORT_MS = 50;
+
+type Timer = ReturnType<typeof setInterval>;
+
+interface DenoTimers {
+  readonly Deno?: { unrefTimer?(id: number): void };
+}
+
+// A monitor must never keep a process alive: Node/Bun timers have unref(), Deno has unrefTimer.
+function unref(timer: Timer): void {
+  const t = timer as { unref?: () => void };
+  if (typeof t.unref === "function") t.unref();
+  else if (typeof timer === "number") (globalThis as DenoTimers).Deno?.unrefTimer?.(timer);
+}
+
+class Stall implements LoopStall {
+  private readonly claims: StallClaim[] = [];
+  constructor(readonly blockedMs: number) {}
+
+  offer(claim: StallClaim): void {
+    this.claims.push(claim);
+  }
+
+  settle(): void {
+    let best = -1;
+    for (const c of this.claims) best = Math.max(best, c.strength);
+    const peers = this.claims.filter((c) => c.strength === best).sort((a, b) => b.startedAt - a.startedAt);
+    peers[0]?.report(peers);
+  }
+}
 
 /**
- * One process-wide `monitorEventLoopDelay` histogram shared by every LeaseKeeper: a stall blocks
- * the whole process, so a histogram per execution would only multiply the sampling timers. It
- * runs only while somebody listens. The report timer is unref'd, so it never keeps a process alive;
- * it fires right after a stall ends, which is when a warning can be logged at all.
+ * One process-wide monitor shared by every LeaseKeeper: a stall blocks the whole process, so a
+ * sampler per execution would only multiply timers. It runs only while somebody listens.
  */
 class SharedLoopMonitor implements LoopDelaySource {
-  private readonly listeners = new Set<(maxDelayMs: number) => void>();
-  private histogram: IntervalHistogram | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly listeners = new Set<(blockedMs: number, stall?: LoopStall) => void>();
+  private timer: Timer | undefined;
+  private last = 0;
 
-  subscribe(listener: (maxDelayMs: number) => void): () => void {
+  subscribe(listener: (blockedMs: number, stall?: LoopStall) => void): () => void {
     this.listeners.add(listener);
     if (this.listeners.size === 1) this.start();
     return () => {
-      if (this.listeners.delete(listener) && this.listeners.size === 0) this.stop();
+      if (!this.listeners.has(listener)) return;
+      // A stall that ended since the last tick is reported before this listener leaves.
+      this.sample();
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stop();
     };
   }
 
   private start(): void {
-    const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-    h.enable();
-    this.histogram = h;
-    this.timer = setInterval(() => this.report(), REPORT_EVERY_MS);
-    this.timer.unref();
+    this.last = performance.now();
+    this.timer = setInterval(() => this.sample(), RESOLUTION_MS);
+    unref(this.timer);
   }
 
   private stop(): void {
     clearInterval(this.timer);
-    this.histogram?.disable();
-    this.histogram = undefined;
     this.timer = undefined;
   }
 
-  private report(): void {
-    const h = this.histogram;
-    if (h === undefined) return;
-    // The histogram records how late its own 20 ms sampling timer fired, so `max` is the longest
-    // stall plus the resolution.
-    const maxMs = Math.max(0, h.max / 1e6 - RESOLUTION_MS);
-    h.reset();
-    if (maxMs <= 0) return;
-    for (const listener of [...this.listeners]) listener(maxMs);
+  private sample(): void {
+    const now = performance.now();
+    // A tick is due every RESOLUTION_MS; the rest of the gap is time the loop ran nothing else.
+    const blockedMs = now - this.last - RESOLUTION_MS;
+    this.last = now;
+    if (blockedMs < MIN_REPORT_MS) return;
+    const stall = new Stall(blockedMs);
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(blockedMs, stall);
+      } catch {
+        // One failing listener must not cost the others their report.
+      }
+    }
+    try {
+      stall.settle();
+    } catch {
+      // A failing logger inside a report must not escape a timer.
+    }
   }
 }
 
-/** The process-wide event-loop delay monitor. */
+/** The process-wide event-loop stall monitor. */
 export const sharedLoopMonitor: LoopDelaySource = new SharedLoopMonitor();

@@ -13,8 +13,8 @@
 import type { RebunoError } from "@rebuno/protocol";
 import type { AttemptSink, Engine, WireRequest, WireResponse } from "./engine.js";
 import { toTransportError } from "./errors.js";
-import type { HttpRequest } from "./http-core.js";
 import type { TransportLogger } from "./logger.js";
+import type { HttpRequest } from "./request.js";
 import { errorFromResponse, type HttpResponse, retryAfterMs } from "./responses.js";
 import { abortReason, nextRetryDelay, type RetryMode, type RetryOptions } from "./retry.js";
 
@@ -140,10 +140,14 @@ export class RequestRun<T> implements AttemptSink {
       this.settle(error, false);
       return;
     }
-    this.host.logger.warn(`retrying ${this.req.method} ${this.req.path} (attempt ${this.attempt + 1})`, {
-      delayMs: Math.round(delayMs),
-      error: error.message,
-    });
+    const next = this.attempt + 1;
+    // Lease-bound calls may retry for a whole outage: log the first retries, then every 2^n-th.
+    if (next <= 4 || (next & (next - 1)) === 0) {
+      this.host.logger.warn(`retrying ${this.req.method} ${this.req.path} (attempt ${next})`, {
+        delayMs: Math.round(delayMs),
+        error: error.message,
+      });
+    }
     this.backoff(delayMs);
   }
 

@@ -1,5 +1,5 @@
 /** Reading kernel answers: error statuses to the error family, 2xx bodies to JSON. */
-import { errorFromEnvelope, KernelError, type RebunoError } from "@rebuno/protocol";
+import { errorFromEnvelope, type RebunoError, UnexpectedResponse, ValidationError } from "@rebuno/protocol";
 import type { WireResponse } from "./engine.js";
 
 /** A 2xx response. */
@@ -35,22 +35,52 @@ export function errorFromResponse(res: WireResponse): RebunoError {
 }
 
 /**
- * Parse a 2xx body as JSON; `undefined` when empty. A garbled body is a `KernelError` naming
- * `method path` (built only then: this runs on every answer).
+ * An answer that is not what `method path` returns: the real status and the start of the body,
+ * never a `ValidationError` (that would blame the request).
+ */
+export function unexpectedResponse(
+  res: HttpResponse,
+  method: string,
+  path: string,
+  problem: string,
+  cause?: unknown,
+): UnexpectedResponse {
+  const excerpt = res.text.slice(0, UnexpectedResponse.EXCERPT_CHARS);
+  const shown = excerpt === "" ? "an empty body" : JSON.stringify(excerpt.slice(0, 80));
+  return new UnexpectedResponse(
+    `${method} ${path}: unexpected answer from the kernel (${res.status}, ${problem}): ${shown}`,
+    { status: res.status, excerpt, cause },
+  );
+}
+
+/**
+ * Parse a 2xx body as JSON; `undefined` when empty. A garbled body is an `UnexpectedResponse`
+ * naming `method path` (built only then: this runs on every answer).
  */
 export function parseResponseJson(res: HttpResponse, method: string, path: string): unknown {
   if (res.text === "") return undefined;
   try {
     return JSON.parse(res.text);
   } catch (cause) {
-    throw new KernelError(
-      `${method} ${path}: the kernel answered ${res.status} with a body that is not JSON`,
-      {
-        status: res.status,
-        code: "invalid_response",
-        cause,
-        details: res.text.slice(0, 200),
-      },
-    );
+    throw unexpectedResponse(res, method, path, "the body is not JSON", cause);
+  }
+}
+
+/**
+ * Parse a 2xx body with a model parser. The parsers report a wrong shape as `ValidationError`
+ * (status 400); on an answer that is the kernel's fault, so it becomes an `UnexpectedResponse`.
+ */
+export function parseAnswer<T>(
+  res: HttpResponse,
+  method: string,
+  path: string,
+  model: (body: unknown) => T,
+): T {
+  const body = parseResponseJson(res, method, path);
+  try {
+    return model(body);
+  } catch (cause) {
+    if (!ValidationError.isInstance(cause)) throw cause;
+    throw unexpectedResponse(res, method, path, cause.message, cause);
   }
 }

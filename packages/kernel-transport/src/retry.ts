@@ -3,7 +3,7 @@ import { isUnsentFailure } from "./errors.js";
 
 /** Retry budget for one call. `attempts` counts every try, the first one included. */
 export interface RetryOptions {
-  /** Total tries including the first (1 = never retry). */
+  /** Total tries including the first (1 = never retry; `Infinity` = until the budget or signal ends it). */
   readonly attempts: number;
   /** Backoff before the first retry, before jitter. Doubles each retry. */
   readonly baseMs: number;
@@ -13,6 +13,20 @@ export interface RetryOptions {
 
 /** 4 tries, 250 ms doubling to at most 4 s: rides out a kernel restart without outliving a lease. */
 export const DEFAULT_RETRY: RetryOptions = Object.freeze({ attempts: 4, baseMs: 250, maxMs: 4_000 });
+
+/**
+ * Budget of the lease-bound calls the protocol makes safe to repeat (step complete/fail, heartbeat,
+ * execution complete/fail) and of step submissions refused before a byte was sent: no attempt
+ * limit. They stop when the lease can no longer be renewed (the lease keeper aborts the call's
+ * signal), when the dispatch is superseded (same signal), or after the lease period (the call's
+ * `budgetMs`), whichever comes first. 250 ms doubling, capped at 2 s with equal jitter: a kernel
+ * back from a restart is reached within ~2 s while a herd of agents spreads out.
+ */
+export const LEASE_RETRY: RetryOptions = Object.freeze({
+  attempts: Number.POSITIVE_INFINITY,
+  baseMs: 250,
+  maxMs: 2_000,
+});
 
 /**
  * Which failures a call may be re-sent after:
@@ -49,7 +63,8 @@ export function retryDelayMs(
   options: RetryOptions,
   random: () => number = Math.random,
 ): number {
-  const d = Math.min(options.maxMs, options.baseMs * 2 ** (retry - 1));
+  // The exponent is capped so that endless retries never overflow to Infinity·0 = NaN.
+  const d = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(retry - 1, 30));
   return d / 2 + random() * (d / 2);
 }
 
@@ -88,8 +103,8 @@ export function resolveRetryOptions(...layers: (Partial<RetryOptions> | undefine
     if (l.baseMs !== undefined) baseMs = l.baseMs;
     if (l.maxMs !== undefined) maxMs = l.maxMs;
   }
-  if (!Number.isInteger(attempts) || attempts < 1)
-    throw new RangeError("retry.attempts must be an integer ≥ 1");
+  if (!(Number.isInteger(attempts) || attempts === Number.POSITIVE_INFINITY) || attempts < 1)
+    throw new RangeError("retry.attempts must be an integer ≥ 1 (or Infinity)");
   if (!(baseMs >= 0) || !(maxMs >= 0)) throw new RangeError("retry.baseMs and retry.maxMs must be ≥ 0");
   return { attempts, baseMs, maxMs };
 }

@@ -11,7 +11,8 @@
  */
 import { type Dispatcher, Pool } from "undici";
 import { type Cancellable, unwatchAbort, type Watch, watchAbort } from "./abort-watch.js";
-import { type AttemptSink, type Engine, FetchEngine, type WireRequest, type WireResponse } from "./engine.js";
+import type { AttemptSink, Engine, WireRequest, WireResponse } from "./engine.js";
+import { FetchEngine } from "./fetch-engine.js";
 
 type NodeHeaders = Record<string, string | string[] | undefined>;
 
@@ -134,6 +135,16 @@ export class UndiciEngine implements Engine {
   }
 
   send(req: WireRequest, sink: AttemptSink): void {
+    if (req.pendingHeaders !== undefined) {
+      // Only an `attemptHeaders` hook that returns a promise gets here; the agent signer is
+      // synchronous on this engine, so the hot path never waits.
+      req.pendingHeaders.then(
+        (extra) =>
+          this.send({ ...req, headers: { ...req.headers, ...extra }, pendingHeaders: undefined }, sink),
+        (error: unknown) => sink.onFailure(error),
+      );
+      return;
+    }
     const signal = req.signal;
     if (signal?.aborted) {
       sink.onFailure(signal.reason);

@@ -1,14 +1,14 @@
-import { createRequire } from "node:module";
+import { RUNTIME_TOKEN } from "#engine";
 
-// Read at runtime (not imported as JSON) so `rootDir: src` stays valid; the path is the same from
-// src/ (tests) and dist/ (published build).
-const pkg = createRequire(import.meta.url)("../package.json") as { name: string; version: string };
-
-/** Version of `@rebuno/kernel-transport`, as published. */
-export const TRANSPORT_VERSION: string = pkg.version;
+/**
+ * Version of `@rebuno/kernel-transport`, as published. A constant rather than a read of
+ * package.json at run time, which browsers and workers cannot do; tests/runtimes/versions.test.ts
+ * fails when it differs from package.json.
+ */
+export const TRANSPORT_VERSION = "0.1.0";
 
 /** The `User-Agent` product token this package always sends. */
-export const TRANSPORT_USER_AGENT = `rebuno-kernel-transport/${pkg.version} node/${process.versions.node}`;
+export const TRANSPORT_USER_AGENT = `rebuno-kernel-transport/${TRANSPORT_VERSION} ${RUNTIME_TOKEN}`;
 
 /**
  * `User-Agent` header value: the caller's product token(s) first (e.g. `rebuno-sdk/1.2.0`), then

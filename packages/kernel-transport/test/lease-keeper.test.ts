@@ -187,7 +187,7 @@ describe("LeaseKeeper with fake timers", () => {
     expect(keeper.lost).toBe(true);
   });
 
-  it("warns once about an event-loop stall longer than lease/3, naming the running step", async () => {
+  it("warns once per event-loop stall longer than the threshold, naming the running step", async () => {
     const logger = memoryLogger();
     const loop = manualLoopDelay();
     const { transport } = fakeTransport();
@@ -200,18 +200,45 @@ describe("LeaseKeeper with fake timers", () => {
     });
     keeper.start();
     keeper.setCurrentStep("tool_call:resize_images");
-    loop.emit(9_000); // below lease/3 = 10 s
+    vi.setSystemTime(Date.now() + 150);
+    loop.emit(150); // below the default 200 ms
     expect(logger.lines).toHaveLength(0);
+    vi.setSystemTime(Date.now() + 12_500);
     loop.emit(12_500);
-    loop.emit(20_000);
     expect(logger.lines).toHaveLength(1);
     expect(logger.lines[0]!.message).toMatch(
       /blocked for 12\.5 s while step "tool_call:resize_images" was running/,
     );
+    expect(logger.lines[0]!.message).toContain(EXEC_ID);
     expect(logger.lines[0]!.message).toMatch(/worker_threads/);
-    expect(logger.lines[0]!.fields).toMatchObject({ executionId: EXEC_ID, step: "tool_call:resize_images" });
+    expect(logger.lines[0]!.fields).toMatchObject({
+      executionId: EXEC_ID,
+      step: "tool_call:resize_images",
+      blockedMs: 12_500,
+    });
+    vi.setSystemTime(Date.now() + 300);
+    loop.emit(300); // another stall, another warning
+    expect(logger.lines).toHaveLength(2);
+    expect(logger.lines[1]!.message).toMatch(/blocked for 300 ms/);
     keeper.stop();
     expect(loop.size()).toBe(0);
+  });
+
+  it("caps stall warnings at 5 per dispatch and says so", async () => {
+    const logger = memoryLogger();
+    const loop = manualLoopDelay();
+    const keeper = new LeaseKeeper({
+      transport: fakeTransport().transport,
+      executionId: EXEC_ID,
+      lease: lease(30_000),
+      logger,
+      loopDelay: loop.source,
+    });
+    keeper.start();
+    for (let i = 0; i < 8; i++) loop.emit(400);
+    expect(logger.lines).toHaveLength(5);
+    expect(logger.lines[4]!.message).toMatch(/Further stalls during this dispatch are not logged/);
+    keeper.stop();
   });
 
   it("attributes a stall to the step that just ended inside it", async () => {

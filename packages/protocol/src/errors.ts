@@ -100,10 +100,28 @@ export class KernelError extends RebunoError {
   }
   declare readonly status: number;
 
-  constructor(message: string, options: KernelErrorOptions) {
-    super(message, { ...options, retryable: options.retryable ?? options.status >= 500 });
+  constructor(message: string, options: KernelErrorOptions);
+  /** The official SDK's `new APIError(message, code, statusCode)`. */
+  constructor(message: string, code: string, statusCode: number);
+  constructor(message: string, options: KernelErrorOptions | string, statusCode?: number) {
+    const o: KernelErrorOptions =
+      typeof options === "string" ? { code: options, status: statusCode ?? 500 } : options;
+    super(message, { ...o, retryable: o.retryable ?? o.status >= 500 });
+  }
+
+  /** The HTTP status under the official SDK's field name (same value as {@link status}). */
+  get statusCode(): number {
+    return this.status;
   }
 }
+
+/**
+ * The official TypeScript SDK's name for a kernel error envelope: the same class as
+ * {@link KernelError} (`catch (e) { if (e instanceof APIError) e.statusCode }` works unchanged).
+ */
+export const APIError = KernelError;
+/** @see {@link KernelError} */
+export type APIError = KernelError;
 
 /** One validation problem (zod issues map onto this shape). */
 export interface ValidationIssue {
@@ -234,6 +252,35 @@ export class InternalError extends KernelError {
   }
 }
 
+/** Options for {@link UnexpectedResponse}. */
+export interface UnexpectedResponseOptions extends Omit<RebunoErrorOptions, "code" | "status"> {
+  /** The HTTP status the kernel (or something in front of it) really answered. */
+  readonly status: number;
+  /** The start of the body as received (at most {@link UnexpectedResponse.EXCERPT_CHARS} chars). */
+  readonly excerpt: string;
+}
+
+/**
+ * `invalid_response`: an answer that is not what the route returns, e.g. a 2xx whose body is not
+ * JSON (a proxy's HTML page, a truncated body) or JSON of the wrong shape. `status` is the real
+ * status, `excerpt` the start of the body. Not a `ValidationError`: the request was fine, the
+ * answer was not. Not retryable (the kernel may have acted on the request).
+ */
+export class UnexpectedResponse extends KernelError {
+  static {
+    UnexpectedResponse.prototype.name = "UnexpectedResponse";
+  }
+  /** Longest body excerpt kept on the error. */
+  static readonly EXCERPT_CHARS = 200;
+  /** The start of the body as received. */
+  readonly excerpt: string;
+  constructor(message: string, options: UnexpectedResponseOptions) {
+    const { excerpt, ...rest } = options;
+    super(message, { ...rest, code: "invalid_response", retryable: rest.retryable ?? false });
+    this.excerpt = excerpt.slice(0, UnexpectedResponse.EXCERPT_CHARS);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decisions and control flow (not HTTP errors)
 // ---------------------------------------------------------------------------------------------
@@ -319,28 +366,95 @@ export class TimeoutError extends TransportError {
   }
 }
 
+/**
+ * Why a recorded tool call failed, as {@link ToolError.reason}:
+ * - `tool_failed`: the tool body threw (live, or replayed from the recorded failure);
+ * - `indeterminate`: an `at_most_once` call was interrupted mid-body (crash, lost lease) and the
+ *   kernel cannot know whether its effect happened;
+ * - `denied`: policy (or a human, or the kernel's indeterminate-retry guard) refused the call and
+ *   the tool was called directly from code (frameworks receive the denial as a string instead);
+ * - `subagent_failed` / `subagent_cancelled`: the child execution started by `subagent()` failed
+ *   or was cancelled (see {@link ToolError.childExecutionId} and {@link ToolError.childError}).
+ */
+export type ToolErrorReason =
+  | "tool_failed"
+  | "indeterminate"
+  | "denied"
+  | "subagent_failed"
+  | "subagent_cancelled";
+
 /** Options for {@link ToolError}. */
 export interface ToolErrorOptions extends Omit<RebunoErrorOptions, "code"> {
+  /** Default `tool_failed`. */
+  readonly reason?: ToolErrorReason | undefined;
   readonly toolId?: string | undefined;
   readonly stepId?: string | undefined;
+  /** For `denied`: the policy rule that refused the call. */
+  readonly ruleId?: string | undefined;
+  /** For `denied`: the denial reason (the rule's reason, the approver's rationale…). */
+  readonly policyReason?: string | undefined;
+  /** For `subagent_*`: the child execution's id. */
+  readonly childExecutionId?: string | undefined;
+  /** For `subagent_*`: the child's `failure_reason`. */
+  readonly childError?: string | undefined;
 }
 
 /**
- * A tool body failed (live, or replayed from a recorded failure). `message` is
- * `${toolId}: ${message}` when a tool id is known.
+ * A recorded tool call failed: its body threw, its outcome is unknown, it was denied (direct
+ * calls), or its subagent failed. `message` is `${toolId}: ${failure}` when a tool id is known;
+ * the structured fields say the rest. A replayed failure has exactly the fields, message and
+ * string of the first run (only `cause`, the live error, is not recorded).
  */
 export class ToolError extends RebunoError {
   static {
     ToolError.prototype.name = "ToolError";
   }
+  readonly reason: ToolErrorReason;
   readonly toolId?: string;
   readonly stepId?: string;
+  /** The failure text without the `toolId: ` prefix: what the step recorded. */
+  readonly failure: string;
+  /** For `denied`: the rule that refused the call (`__indeterminate_retry` for a refused retry). */
+  readonly ruleId?: string;
+  /** For `denied`: the denial reason (what the LLM's denial string carries). */
+  readonly policyReason?: string;
+  /** For `subagent_*`: the child execution's id. */
+  readonly childExecutionId?: string;
+  /** For `subagent_*`: the child's `failure_reason` (absent for a cancelled child without one). */
+  readonly childError?: string;
 
   constructor(message: string, options: ToolErrorOptions = {}) {
     const full = options.toolId ? `${options.toolId}: ${message}` : message;
     super(full, { ...options, code: "tool_error" });
+    this.reason = options.reason ?? "tool_failed";
+    this.failure = message;
     if (options.toolId !== undefined) this.toolId = options.toolId;
     if (options.stepId !== undefined) this.stepId = options.stepId;
+    if (options.ruleId !== undefined) this.ruleId = options.ruleId;
+    if (options.policyReason !== undefined) this.policyReason = options.policyReason;
+    if (options.childExecutionId !== undefined) this.childExecutionId = options.childExecutionId;
+    if (options.childError !== undefined) this.childError = options.childError;
+  }
+}
+
+/**
+ * Thrown by a resource driver's `create(checkpointRef)` when the checkpoint it was asked to
+ * restore no longer exists (expired snapshot, deleted volume). It fails the resource setup, and so
+ * the execution (`agent_error: CheckpointUnavailable: …`), instead of silently starting from an
+ * empty environment.
+ */
+export class CheckpointUnavailable extends RebunoError {
+  static {
+    CheckpointUnavailable.prototype.name = "CheckpointUnavailable";
+  }
+  /** The checkpoint reference that could not be restored, when known. */
+  readonly checkpointRef?: string;
+  constructor(
+    message = "checkpoint unavailable",
+    options: Omit<RebunoErrorOptions, "code"> & { readonly checkpointRef?: string | undefined } = {},
+  ) {
+    super(message, { ...options, code: "checkpoint_unavailable" });
+    if (options.checkpointRef !== undefined) this.checkpointRef = options.checkpointRef;
   }
 }
 

@@ -1,11 +1,6 @@
-import { hash } from "node:crypto";
+// `#crypto`: node:crypto's one-shot hash on Node, Deno and Bun; @noble/hashes elsewhere.
+import { sha256Hex, utf8Length } from "#crypto";
 import { canonicalJson, canonicalJsonText } from "./canonical-json.js";
-
-// One-shot crypto.hash (Node ≥ 20.12; engines requires 20.19) skips the Hash object and its
-// update/digest calls: about half the cost of createHash() for the few hundred bytes of args.
-function sha256Hex(text: string): string {
-  return hash("sha256", text, "hex");
-}
 
 /** `hex(sha256(canonical_json(args)))` for a JS value (strict, see `toWireJson`). */
 export function argsHash(args: unknown): string {
@@ -38,10 +33,10 @@ export function computeStepId(
   // prefixes between fields keep a lone surrogate at a field's edge from pairing with a neighbour.
   const occ = String(occurrence);
   const message =
-    `${Buffer.byteLength(executionId, "utf8")}:${executionId}` +
-    `${Buffer.byteLength(kind, "utf8")}:${kind}` +
-    `${Buffer.byteLength(target, "utf8")}:${target}` +
-    `${Buffer.byteLength(argsHash, "utf8")}:${argsHash}` +
+    `${utf8Length(executionId)}:${executionId}` +
+    `${utf8Length(kind)}:${kind}` +
+    `${utf8Length(target)}:${target}` +
+    `${utf8Length(argsHash)}:${argsHash}` +
     `${occ.length}:${occ}`;
-  return hash("sha256", message, "hex");
+  return sha256Hex(message);
 }

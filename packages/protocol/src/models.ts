@@ -3,6 +3,7 @@
  * absent, `null` or `""` are left out (protocol §1.1); JSON-valued fields (`output`, `result`,
  * `args`…) are present whenever the field was present, `null` included.
  */
+import type { z } from "zod";
 import type {
   ApprovalStatus,
   Decision,
@@ -11,6 +12,14 @@ import type {
   StepKind,
   StepStatus,
 } from "./wire-common.js";
+import type {
+  ApprovalEventPayloadWire,
+  DispatchEventPayloadWire,
+  EventType,
+  ExecutionEventPayloadWire,
+  ResourceEventPayloadWire,
+  StepEventPayloadWire,
+} from "./wire-responses.js";
 
 /** Parent step of a subagent execution. */
 export interface SpawnedBy {
@@ -99,15 +108,47 @@ export interface StepDecision {
   readonly resources: readonly StepResource[];
 }
 
-/** One entry of an execution's append-only log (protocol §1.6, §10). */
-export interface Event {
+/** Fields every event carries, whatever its type. */
+interface EventEnvelope<T extends EventType, P> {
   readonly executionId: string;
   readonly eventSeq: number;
-  readonly type: string;
-  /** snake_case payload as sent (`{}` when absent). */
-  readonly payload: Readonly<Record<string, unknown>>;
+  readonly type: T;
+  /** snake_case payload as sent (`{}` when absent); loose: newer kernels add fields. */
+  readonly payload: P;
   readonly occurredAt: string;
 }
+
+/** Payload of `execution.*` events (snake_case, as sent). */
+export type ExecutionEventPayload = Readonly<z.infer<typeof ExecutionEventPayloadWire>>;
+/** Payload of `step.*` events. */
+export type StepEventPayload = Readonly<z.infer<typeof StepEventPayloadWire>>;
+/** Payload of `resource.*` events. */
+export type ResourceEventPayload = Readonly<z.infer<typeof ResourceEventPayloadWire>>;
+/** Payload of `approval.*` events. */
+export type ApprovalEventPayload = Readonly<z.infer<typeof ApprovalEventPayloadWire>>;
+/** Payload of `dispatch.*` events. */
+export type DispatchEventPayload = Readonly<z.infer<typeof DispatchEventPayloadWire>>;
+
+type EventTypeOf<Prefix extends string> = Extract<EventType, `${Prefix}.${string}`>;
+
+/** `execution.created`, `execution.started`, … `execution.cancelled`. */
+export type ExecutionEvent = EventEnvelope<EventTypeOf<"execution">, ExecutionEventPayload>;
+/** `step.proposed`, `step.allowed`, … `step.cancelled`. */
+export type StepEvent = EventEnvelope<EventTypeOf<"step">, StepEventPayload>;
+/** `resource.registered`, … `resource.checkpoint_failed`. */
+export type ResourceEvent = EventEnvelope<EventTypeOf<"resource">, ResourceEventPayload>;
+/** `approval.requested`, `approval.granted`, `approval.denied`, `approval.expired`. */
+export type ApprovalEvent = EventEnvelope<EventTypeOf<"approval">, ApprovalEventPayload>;
+/** `dispatch.queued`, `dispatch.acked`, `dispatch.failed`, `dispatch.discarded`. */
+export type DispatchEvent = EventEnvelope<EventTypeOf<"dispatch">, DispatchEventPayload>;
+
+/**
+ * One entry of an execution's append-only log (protocol §1.6, §10): a union discriminated by
+ * `type`, so `if (event.type === "step.succeeded") event.payload.step_id` is typed. The payload is
+ * passed on as the kernel sent it, unchecked. A newer kernel may send types not listed in
+ * `EVENT_TYPES`; keep a `default` branch when switching on `type`.
+ */
+export type Event = ExecutionEvent | StepEvent | ResourceEvent | ApprovalEvent | DispatchEvent;
 
 /** A human approval request (protocol §1.4). */
 export interface Approval {

@@ -256,13 +256,14 @@ export function parseEvent(body: unknown): Event {
   const E = "event";
   const o = asObj(body, E);
   const payload = o.payload === undefined || o.payload === null ? {} : asObj(o.payload, "event payload");
+  // Typed by `type` (models.ts); the payload is not validated, and a newer kernel's other types pass.
   return {
     executionId: str(o, "execution_id", E),
     eventSeq: int(o, "event_seq", E, 1),
     type: str(o, "type", E),
     payload,
     occurredAt: str(o, "occurred_at", E),
-  };
+  } as Event;
 }
 
 /** Parse an approval (protocol §1.4). */

@@ -1,4 +1,6 @@
-import { createHash, createHmac, hash } from "node:crypto";
+// `#crypto` is node:crypto on Node, Deno and Bun, @noble/hashes elsewhere (package.json "imports").
+import { hmacSha256Hex, joinBytes, utf8Bytes } from "#crypto";
+import { hmacSha256HexAsync } from "./webcrypto.js";
 
 /** Agent id header on every agent → kernel request. */
 export const HEADER_AGENT_ID = "Rebuno-Agent-Id";
@@ -45,88 +47,30 @@ function signingHeader(input: RequestSigningInput): string {
   );
 }
 
-/** The exact bytes HMAC'd by the v1 request signature. */
-export function requestSigningMessage(input: RequestSigningInput): Buffer {
-  const head = Buffer.from(signingHeader(input), "utf8");
-  const body = typeof input.body === "string" ? Buffer.from(input.body, "utf8") : input.body;
-  return body.length === 0 ? head : Buffer.concat([head, body]);
+/** The exact bytes HMAC'd by the v1 request signature (a `Buffer` on Node, Deno and Bun). */
+export function requestSigningMessage(input: RequestSigningInput): Uint8Array {
+  const head = utf8Bytes(signingHeader(input));
+  const body = typeof input.body === "string" ? utf8Bytes(input.body) : input.body;
+  return body.length === 0 ? head : joinBytes(head, body);
 }
 
 function requestHex(secret: SigningSecret, input: RequestSigningInput): string {
   return hmacSha256Hex(secret, signingHeader(input), input.body);
 }
 
-// --- HMAC-SHA256 -------------------------------------------------------------------------------
-//
-// The kernel verifies a signature on every agent request, and `createHmac` builds an Hmac object
-// (key conversion, digest lookup, native context) each time — the largest single cost of a
-// request after the socket writes. RFC 2104 HMAC is two hashes over the key's padded forms:
-// HMAC(K, m) = H((K' ⊕ opad) ‖ H((K' ⊕ ipad) ‖ m)), K' = K zero-padded to the 64-byte block
-// (a longer K is hashed first). The pads are computed once per secret, and each message costs two
-// one-shot `crypto.hash` calls (Node ≥ 20.12; engines requires 20.19). Large messages keep
-// `createHmac`, which streams instead of copying them. Tests compare both ways byte for byte.
-
-const BLOCK = 64;
-const DIGEST = 32;
-// Above this many message bytes the copy into one buffer costs more than the Hmac object saves.
-const ONE_SHOT_MAX_BYTES = 16 * 1024;
-
-interface KeyPads {
-  /** K' ⊕ ipad (one block). */
-  readonly inner: Buffer;
-  /** K' ⊕ opad (one block). */
-  readonly outer: Buffer;
-}
-
-// Pads by string secret (agents have a handful of secrets; bounded so a churn of keys cannot grow it).
-const PADS_CACHE_MAX = 256;
-const padsCache = new Map<string, KeyPads>();
-
-function keyPads(secret: SigningSecret): KeyPads {
-  if (typeof secret !== "string") return computePads(secret);
-  let pads = padsCache.get(secret);
-  if (pads === undefined) {
-    if (padsCache.size >= PADS_CACHE_MAX) padsCache.clear();
-    pads = computePads(secret);
-    padsCache.set(secret, pads);
-  }
-  return pads;
-}
-
-function computePads(secret: SigningSecret): KeyPads {
-  let key: Uint8Array = typeof secret === "string" ? Buffer.from(secret, "utf8") : secret;
-  if (key.byteLength > BLOCK) key = createHash("sha256").update(key).digest();
-  const inner = Buffer.alloc(BLOCK, 0x36);
-  const outer = Buffer.alloc(BLOCK, 0x5c);
-  for (let i = 0; i < key.byteLength; i++) {
-    inner[i] = 0x36 ^ key[i]!;
-    outer[i] = 0x5c ^ key[i]!;
-  }
-  return { inner, outer };
-}
-
-/** Lowercase hex HMAC-SHA256 of `head` (UTF-8) followed by `body`. */
-function hmacSha256Hex(secret: SigningSecret, head: string, body: string | Uint8Array): string {
-  const headBytes = Buffer.byteLength(head, "utf8");
-  const bodyBytes = typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.byteLength;
-  if (headBytes + bodyBytes > ONE_SHOT_MAX_BYTES) {
-    return createHmac("sha256", secret).update(head, "utf8").update(body).digest("hex");
-  }
-  const pads = keyPads(secret);
-  const message = Buffer.allocUnsafe(BLOCK + headBytes + bodyBytes);
-  pads.inner.copy(message, 0);
-  message.write(head, BLOCK, "utf8");
-  if (typeof body === "string") message.write(body, BLOCK + headBytes, "utf8");
-  else message.set(body, BLOCK + headBytes);
-  const outerMessage = Buffer.allocUnsafe(BLOCK + DIGEST);
-  pads.outer.copy(outerMessage, 0);
-  hash("sha256", message, "buffer").copy(outerMessage, BLOCK);
-  return hash("sha256", outerMessage, "hex");
-}
-
 /** `v1=<lowercase hex HMAC-SHA256(secret, message)>` for the `Rebuno-Signature` header. */
 export function signRequest(input: RequestSigningInput & { readonly secret: SigningSecret }): string {
   return REQUEST_SIG_PREFIX + requestHex(input.secret, input);
+}
+
+/**
+ * {@link signRequest} through WebCrypto (`crypto.subtle`): the same header value, computed
+ * asynchronously. The fetch engine signs with it on runtimes without `node:crypto`.
+ */
+export async function signRequestAsync(
+  input: RequestSigningInput & { readonly secret: SigningSecret },
+): Promise<string> {
+  return REQUEST_SIG_PREFIX + (await hmacSha256HexAsync(input.secret, signingHeader(input), input.body));
 }
 
 // Constant-time comparison of a received header with the expected signature text, which is

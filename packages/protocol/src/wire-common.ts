@@ -82,13 +82,14 @@ export const STREAM_DELTA_MAX_BYTES = 7000;
 /** Resource keys: `^[A-Za-z0-9_.-]{1,128}$`. */
 export const RESOURCE_KEY_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
-export const ExecutionStatusSchema = z.enum(EXECUTION_STATUSES);
-export const StepKindSchema = z.enum(STEP_KINDS);
-export const StepStatusSchema = z.enum(STEP_STATUSES);
-export const IdempotencySchema = z.enum(IDEMPOTENCY_MODES);
-export const DecisionSchema = z.enum(DECISIONS);
-export const ApprovalStatusSchema = z.enum(APPROVAL_STATUSES);
-export const ApiKeyScopeSchema = z.enum(API_KEY_SCOPES);
+// Pure: a bundle that needs only the constants above (the browser client) drops zod entirely.
+export const ExecutionStatusSchema = /* @__PURE__ */ z.enum(EXECUTION_STATUSES);
+export const StepKindSchema = /* @__PURE__ */ z.enum(STEP_KINDS);
+export const StepStatusSchema = /* @__PURE__ */ z.enum(STEP_STATUSES);
+export const IdempotencySchema = /* @__PURE__ */ z.enum(IDEMPOTENCY_MODES);
+export const DecisionSchema = /* @__PURE__ */ z.enum(DECISIONS);
+export const ApprovalStatusSchema = /* @__PURE__ */ z.enum(APPROVAL_STATUSES);
+export const ApiKeyScopeSchema = /* @__PURE__ */ z.enum(API_KEY_SCOPES);
 
 /** Any JSON value (documentation: the kernel stores it as raw JSON). */
-export const JsonValueSchema = z.unknown();
+export const JsonValueSchema = /* @__PURE__ */ z.unknown();

@@ -3,7 +3,9 @@
  * (`DisallowUnknownFields`): an unknown field is an error, at every level. Like Go, optional
  * fields accept `null` (Go leaves the field at its zero value).
  */
+
 import { z } from "zod";
+import { utf8Length } from "#crypto";
 import { ValidationError, type ValidationIssue } from "./errors.js";
 import {
   ApiKeyScopeSchema,
@@ -156,7 +158,7 @@ export const StreamDeltaRequestSchema = z.strictObject({
   data: z
     .string()
     .refine(
-      (d) => d.length <= STREAM_DELTA_MAX_BYTES / 3 || Buffer.byteLength(d, "utf8") <= STREAM_DELTA_MAX_BYTES,
+      (d) => d.length <= STREAM_DELTA_MAX_BYTES / 3 || utf8Length(d) <= STREAM_DELTA_MAX_BYTES,
       `stream delta data exceeds ${STREAM_DELTA_MAX_BYTES} bytes`,
     ),
 });

@@ -7,7 +7,9 @@
 import "./polyfill.js";
 
 export {
+  APIError,
   Blocked,
+  CheckpointUnavailable,
   ConfigurationError,
   ConflictError,
   ForbiddenError,
@@ -23,6 +25,7 @@ export {
   Terminated,
   TimeoutError,
   ToolError,
+  type ToolErrorReason,
   TransportError,
   UnauthorizedError,
   ValidationError,
@@ -63,20 +66,27 @@ export {
 export { Agent, type AgentHandler, type AgentOptions } from "./agent/agent.js";
 export { type AgentClassConfig, agent } from "./agent/agent-decorator.js";
 export { raiseForRefusal, refusalFromError } from "./agent/refusal.js";
+export {
+  WEBHOOK_REJECTION_CAUSES,
+  type WebhookRejection,
+  type WebhookRejectionCause,
+} from "./agent/rejections.js";
 export { Result } from "./agent/result.js";
-export type { ServeHandle, ServeOptions } from "./agent/serve.js";
+export { DEFAULT_SERVE_HOST, type ServeHandle, type ServeOptions } from "./agent/serve.js";
 export { MAX_WEBHOOK_BYTES } from "./agent/webhook.js";
 export { createRebunoFetch, type RebunoFetchOptions, rebunoFetch } from "./llm/rebuno-fetch.js";
 export type { LlmRecord } from "./llm/record.js";
 export {
   contentText,
   flattenMcpResult,
+  type McpCall,
   type McpCallResult,
   type McpClientLike,
   type McpRebunoTool,
   type McpToolDescriptor,
   type PerTool,
   throwIfMcpError,
+  type WrapMcpDescriptorsOptions,
   type WrapMcpToolsOptions,
   wrapMcpTool,
   wrapMcpTools,

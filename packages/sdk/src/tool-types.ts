@@ -33,8 +33,10 @@ export interface RebunoTool<Args = unknown, Out = unknown> {
   /** Resource keys the tool may change (protocol.md §1.10). */
   readonly resources: readonly string[];
   /**
-   * Run the tool as a recorded `tool_call` step. A policy denial resolves to the string
-   * `"<name> not allowed. reason: <reason>"` instead of throwing.
+   * Run the tool as a recorded `tool_call` step: the entry LLM frameworks use. A policy denial
+   * resolves to the string `"<name> not allowed. reason: <reason>"` (or the tool's `formatDenial`
+   * rendering) so the model can take another path. Code that calls a tool directly calls the
+   * tool itself (or the decorated method), where a denial rejects with `ToolError` instead.
    */
   execute(args: Args, options?: ToolCallOptions): Promise<Out | string>;
 }

@@ -3,12 +3,14 @@ import {
   Agent,
   type AgentOptions,
   agent,
+  defineTool,
   execution,
   PolicyError,
   previous,
   Result,
   step,
   Toolbox,
+  ToolError,
   tool,
 } from "@rebuno/sdk";
 import { TestEnvironment } from "@rebuno/testing";
@@ -26,7 +28,8 @@ class Billing extends Toolbox {
     return { receipt: `r-${args.cents}` };
   }
 
-  @tool async search(args: { query: string; limit?: number }) {
+  @tool({ input: z.object({ query: z.string(), limit: z.number().int().optional() }) })
+  async search(args: { query: string; limit?: number }) {
     this.calls.push(`search:${args.query}`);
     return [`${args.query}-1`];
   }
@@ -97,17 +100,23 @@ rules:
 class Charger extends Agent<{ card: string; cents: number }, unknown> {
   static override id = "charger";
   override async run(input: { card: string; cents: number }) {
-    return billing.charge({ card: input.card, cents: input.cents });
+    try {
+      return await billing.charge({ card: input.card, cents: input.cents });
+    } catch (error) {
+      // Called directly from code, a denied tool throws ToolError with reason "denied".
+      if (ToolError.isInstance(error) && error.reason === "denied") return { declined: error.policyReason };
+      throw error;
+    }
   }
 }
 // #endregion
 
 describe("policy decisions", () => {
-  it("turns a denial into the documented tool result string", async () => {
+  it("throws ToolError (reason denied) from a direct call of a denied tool; the body never runs", async () => {
     env = await TestEnvironment.create({ agents: [Charger], policy: POLICY });
     const { execution: done, steps } = await env.run(Charger, { card: "0000", cents: 5 });
     expect(done.status).toBe("completed");
-    expect(done.output).toBe("charge not allowed. reason: card is blocked");
+    expect(done.output).toEqual({ declined: "card is blocked" });
     expect(steps.map((s) => s.status)).toEqual(["denied"]);
     expect(billing.calls).toEqual([]);
   });
@@ -152,8 +161,9 @@ describe("policy decisions", () => {
 
 describe("strict JSON and validation", () => {
   it("rejects non-JSON args before submitting: the execution fails naming the path", async () => {
-    const nan = (options: AgentOptions) =>
-      new Agent("nan", () => billing.search({ query: "x", limit: Number.NaN }), options);
+    // A tool without an input schema, so the NaN reaches the strict-JSON check unvalidated.
+    const probe = defineTool({ name: "probe", execute: async (args: { limit: number }) => args });
+    const nan = (options: AgentOptions) => new Agent("nan", () => probe({ limit: Number.NaN }), options);
     env = await TestEnvironment.create({ agents: [nan] });
     const { execution: done, steps } = await env.run("nan", {});
     expect(done.status).toBe("failed");

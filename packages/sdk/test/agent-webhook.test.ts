@@ -62,9 +62,11 @@ describe("Agent configuration", () => {
 describe("agent.fetch webhook intake", () => {
   const a = new Agent("hooks", () => 1, { ...options, logger: { warn() {}, error() {} } });
 
-  it("answers 404 for other paths and methods", async () => {
+  it("answers 404 for other paths and 405 for other methods on the webhook path", async () => {
     expect((await a.fetch(post("{}", undefined, "/other"))).status).toBe(404);
-    expect((await a.fetch(new Request("http://agent.local/webhook"))).status).toBe(404);
+    const get = await a.fetch(new Request("http://agent.local/webhook"));
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
     expect((await a.fetch(new Request("http://agent.local/healthz"))).status).toBe(200);
   });
 

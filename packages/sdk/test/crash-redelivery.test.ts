@@ -117,6 +117,13 @@ describe("crash mid-tool (child process, SIGKILL, lease-expiry redelivery)", () 
       "tool_error: effect_once: outcome unknown: this may already have taken effect. Check the state before continuing.",
     );
     expect(second.lines).not.toContain("STARTED 1");
+    expect(second.lines).toContain(
+      `TOOL_ERROR ${JSON.stringify({
+        reason: "indeterminate",
+        toolId: "effect_once",
+        failure: "outcome unknown: this may already have taken effect. Check the state before continuing.",
+      })}`,
+    );
     expect(steps.map((s) => [s.target, s.status])).toEqual([["effect_once", "failed"]]);
   }, 40_000);
 });

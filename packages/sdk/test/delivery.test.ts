@@ -195,7 +195,20 @@ describe("webhook delivery", () => {
     expect(stepRow?.status).toBe("executing");
     expect((await client.get(created.id)).status).toBe("running");
     // A closed agent refuses new deliveries.
-    const res = await agent.fetch(new Request("http://agent.test/webhook", { method: "POST", body: "{}" }));
-    expect(res.status).toBe(401);
+    const late = JSON.stringify({
+      execution_id: created.id,
+      dispatch_id: "d-after-close",
+      dispatch_attempt: 1,
+      lease_timeout_seconds: 60,
+    });
+    const res = await agent.fetch(
+      new Request("http://agent.test/webhook", {
+        method: "POST",
+        headers: { "content-type": "application/json", "rebuno-signature": webhookSignature(SECRET, late) },
+        body: late,
+      }),
+    );
+    expect(res.status).toBe(503);
+    expect(agent.rejectedWebhooks.agent_closing).toBe(1);
   });
 });

@@ -58,7 +58,8 @@ async function complete(prompt: string, stream = false): Promise<string> {
 // #endregion
 
 class Gate extends Toolbox {
-  @tool async approve(args: { what: string }) {
+  @tool({ input: { type: "object", properties: { what: { type: "string" } }, required: ["what"] } })
+  async approve(args: { what: string }) {
     return `approved ${args.what}`;
   }
 }

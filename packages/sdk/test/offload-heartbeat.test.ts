@@ -21,7 +21,8 @@ afterEach(async () => {
 
 // #region offload
 class Reports extends Toolbox {
-  @tool async build(args: { ms: number }) {
+  @tool({ input: { type: "object", properties: { ms: { type: "number" } }, required: ["ms"] } })
+  async build(args: { ms: number }) {
     return offload(fixture, "crunch", { ms: args.ms });
   }
 }

@@ -23,12 +23,20 @@ const lookups: string[] = [];
 
 // #region desk
 class Desk extends Toolbox {
-  @tool async research(args: { topic: string; session?: string; delayMs?: number }) {
+  @tool({
+    input: {
+      type: "object",
+      properties: { topic: { type: "string" }, session: { type: "string" }, delayMs: { type: "number" } },
+      required: ["topic"],
+    },
+  })
+  async research(args: { topic: string; session?: string; delayMs?: number }) {
     const input = { topic: args.topic, delayMs: args.delayMs ?? 0 };
     return subagent("researcher", input, args.session === undefined ? {} : { session: args.session });
   }
 
-  @tool async lookup(args: { id: string }) {
+  @tool({ input: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } })
+  async lookup(args: { id: string }) {
     lookups.push(args.id);
     await new Promise((resolve) => setTimeout(resolve, 30));
     return `record ${args.id}`;
@@ -126,7 +134,10 @@ describe("subagent()", () => {
           try {
             return await desk.research({ topic: "explode" });
           } catch (err) {
-            if (ToolError.isInstance(err)) return { caught: err.message, toolId: err.toolId };
+            if (ToolError.isInstance(err)) {
+              const { message, reason, toolId, childExecutionId, childError } = err;
+              return { message, reason, toolId, childExecutionId, childError };
+            }
             throw err;
           }
         },
@@ -135,7 +146,15 @@ describe("subagent()", () => {
     env = await TestEnvironment.create({ agents: [parent, researcher] });
     const { execution: done, steps } = await env.run("parent", {});
     expect(done.status).toBe("completed");
-    expect(done.output).toEqual({ caught: "research: subagent_failed", toolId: "research" });
+    const [child] = (await env.client.list({ agentId: "researcher" })).executions;
+    expect(child?.status).toBe("failed");
+    expect(done.output).toEqual({
+      message: `research: subagent ${child?.id} failed: agent_error: Error: no sources`,
+      reason: "subagent_failed",
+      toolId: "research",
+      childExecutionId: child?.id,
+      childError: "agent_error: Error: no sources",
+    });
     expect(steps.map((s) => [s.target, s.status])).toEqual([["research", "failed"]]);
   });
 

@@ -9,7 +9,7 @@ import {
   toolboxMetadata,
   wrapTool,
 } from "@rebuno/sdk";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 
 // #region forms
@@ -26,7 +26,8 @@ class Billing extends Toolbox {
     return { charged: args.cents };
   }
 
-  @tool async search(args: { query: string; limit?: number }) {
+  @tool({ input: z.object({ query: z.string(), limit: z.number().int().optional() }) })
+  async search(args: { query: string; limit?: number }) {
     return [args.query];
   }
 
@@ -34,11 +35,12 @@ class Billing extends Toolbox {
     return null;
   }
 
-  @tool("lookup_v2") async lookup(args: { id: string }) {
+  @tool("lookup_v2", { input: z.object({ id: z.string() }) }) async lookup(args: { id: string }) {
     return args.id;
   }
 
-  @tool({ description: "refund it", idempotency: "at_most_once" }) async refund(args: { id: string }) {
+  @tool({ description: "refund it", idempotency: "at_most_once", input: z.object({ id: z.string() }) })
+  async refund(args: { id: string }) {
     return args.id;
   }
 
@@ -70,7 +72,8 @@ describe("@tool forms and metadata", () => {
     expect(search?.idempotency).toBe("safe_to_retry");
     expect(search?.resources).toEqual([]);
     expect(search?.description).toBe("");
-    expect(search?.inputSchema).toEqual({ type: "object", properties: {} });
+    expect(search?.inputSchema).toMatchObject({ type: "object", properties: { query: { type: "string" } } });
+    expect(billing.tool("empty")?.inputSchema).toEqual({ type: "object", properties: {} });
     expect(billing.tool("refund")?.description).toBe("refund it");
   });
 
@@ -203,15 +206,51 @@ describe("definition-time errors", () => {
     }).toThrow(/is private/);
   });
 
-  it("explains legacy experimentalDecorators calls", () => {
+  it("refuses a method that takes arguments without an input schema, naming the tool and the fix (#7)", () => {
+    const define = () => {
+      class Stock extends Toolbox {
+        @tool("check_stock") async checkStock(args: { sku: string }) {
+          return args.sku;
+        }
+      }
+      return Stock;
+    };
+    expect(define).toThrow(ConfigurationError);
+    expect(define).toThrow(
+      /@tool\("check_stock"\) on checkStock\(\): the method takes an argument object but declares no input schema/,
+    );
+    expect(define).toThrow(/Add `input` to the options/);
+    // With a schema, or without a parameter, the same method is fine; the schema carries the argument.
+    class Stock extends Toolbox {
+      @tool("check_stock", { input: z.object({ sku: z.string() }) }) async checkStock(args: { sku: string }) {
+        return args.sku;
+      }
+      @tool async ping() {
+        return "pong";
+      }
+    }
+    const box = new Stock();
+    expect(box.tool("check_stock")?.inputSchema).toMatchObject({
+      properties: { sku: { type: "string" } },
+      required: ["sku"],
+    });
+    expect(box.tool("ping")?.inputSchema).toEqual({ type: "object", properties: {} });
+  });
+
+  it("accepts the experimentalDecorators call shape (target, key, descriptor) too", () => {
+    // The full legacy mode is tested in examples/legacy-decorators (compiled that way).
     const legacy = tool("x") as unknown as (
       target: object,
       key: string,
       descriptor: PropertyDescriptor,
-    ) => void;
-    expect(() => legacy({}, "x", { value: () => {} })).toThrow(/experimentalDecorators/);
-    const bare = tool as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => void;
-    expect(() => bare({}, "x", { value: () => {} })).toThrow(/Remove "experimentalDecorators"/);
+    ) => PropertyDescriptor;
+    const method = async () => 1;
+    const installed = legacy({}, "x", { value: method, writable: true, configurable: true });
+    expect(typeof installed.value).toBe("function");
+    expect(installed.value).not.toBe(method);
+    expect(installed.value.name).toBe("method");
+    const bare = tool as unknown as (target: object, key: string, descriptor: PropertyDescriptor) => unknown;
+    expect(() => bare({}, "f", { get: () => 1 })).toThrow(/'f' is an accessor/);
   });
 
   it("rejects bad options", () => {
@@ -245,7 +284,22 @@ describe("function forms", () => {
     expect(t.name).toBe("lookup");
     expect(t.inputSchema).toMatchObject({ type: "object", required: ["sku"] });
     expect(typeof t).toBe("function");
-    expect(t.execute).toBe(t);
+    // t(args) is the direct call (a denial throws); t.execute is the framework entry.
+    expect(typeof t.execute).toBe("function");
+    expect(t.execute).not.toBe(t);
+  });
+
+  it("types: a direct call promises the tool's own result; only execute may be the denial string (#6)", () => {
+    const doubled = defineTool({
+      name: "doubled",
+      input: z.object({ x: z.number() }),
+      execute: async ({ x }) => x * 2,
+    });
+    expectTypeOf(doubled).returns.toEqualTypeOf<Promise<number>>();
+    expectTypeOf(doubled.execute).returns.toEqualTypeOf<Promise<number | string>>();
+    const box = new Billing();
+    expectTypeOf(box.search).returns.toEqualTypeOf<Promise<string[]>>();
+    expect(typeof doubled.execute).toBe("function");
   });
 
   it("wrapTool passes schema and description through", () => {

@@ -215,7 +215,7 @@ export class ScriptedKernelPort implements KernelPort {
     this.suspendCalls++;
     if (this.suspendFailures.length > 0) throw this.suspendFailures.shift();
     let waiting = false;
-    for (const child of this.children) {
+    for (const [index, child] of this.children.entries()) {
       const stepId = child.spawnedBy?.stepId;
       const row = stepId === undefined ? undefined : this.steps.get(stepId);
       if (row === undefined || row.status !== "executing") continue;
@@ -225,7 +225,12 @@ export class ScriptedKernelPort implements KernelPort {
       } else if (outcome.failureReason !== undefined) {
         Object.assign(row, {
           status: "failed",
-          error: { reason: "subagent_failed", failure_reason: outcome.failureReason },
+          // The kernel's settlement record (protocol §8.5); ids match `ToolTestContext.client`.
+          error: {
+            execution_id: `child-${index + 1}`,
+            failure_reason: outcome.failureReason,
+            reason: "subagent_failed",
+          },
         });
       } else {
         Object.assign(row, { status: "succeeded", result: outcome.output ?? null });

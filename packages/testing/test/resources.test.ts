@@ -75,7 +75,8 @@ describe("resource()", () => {
         order.push("delegate:start");
         return subagent("helper", {}, { client: clientRef.current });
       }
-      @tool async local(args: { n: number }) {
+      @tool({ input: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } })
+      async local(args: { n: number }) {
         order.push(`local:${args.n}:start`);
         await new Promise((r) => setTimeout(r, 10));
         order.push(`local:${args.n}:end`);

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 
 // #region environment-agent
 class Greeter extends Toolbox {
-  @tool async greet(args: { name: string }) {
+  @tool({ input: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } })
+  async greet(args: { name: string }) {
     return `hello ${args.name}`;
   }
 }
@@ -45,7 +46,8 @@ describe("TestEnvironment", () => {
 
   it("accepts factories and per-agent policies", async () => {
     const factory = (options: AgentOptions) =>
-      new Agent("deny-all", () => new Greeter().greet({ name: "x" }), options);
+      // `execute` is the framework entry: a denial comes back as the LLM's string.
+      new Agent("deny-all", () => new Greeter().tool("greet")?.execute({ name: "x" }), options);
     env = await TestEnvironment.create({
       agents: [factory, Hello],
       policy: { "deny-all": "default_action: deny\nrules: []\n" },

@@ -31,7 +31,8 @@ class Billing extends Toolbox {
     return { ok: true, cents: args.cents, at: new Date(0).toISOString() };
   }
 
-  @tool async echo(args: unknown) {
+  @tool({ input: { type: "object" } })
+  async echo(args: unknown) {
     return args;
   }
 
@@ -67,10 +68,12 @@ describe("tool calls", () => {
   });
 
   // #region unit-denial
-  it("returns the denial string and does not run the body", async () => {
-    const t = new ToolTestContext().deny("charge", "over the limit");
+  it("denies: a direct call throws ToolError (reason denied); execute gives the LLM's string", async () => {
+    const t = new ToolTestContext().deny("charge", "over the limit").deny("charge", "over the limit");
     const billing = new Billing();
-    const out = await t.run(() => billing.charge({ cents: 5 }));
+    const err = await t.run(() => billing.charge({ cents: 5 })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "ToolError", reason: "denied", policyReason: "over the limit" });
+    const out = await t.run(() => billing.tool("charge")?.execute({ cents: 5 }));
     expect(out).toBe("charge not allowed. reason: over the limit");
     expect(billing.charges).toEqual([]);
     expect(t.context.denial).toBeUndefined();
@@ -102,7 +105,7 @@ describe("tool calls", () => {
       execute: () => 1,
     });
     const t = new ToolTestContext().deny("strict", "nope", "rule-1");
-    const err = await t.run(() => strict({})).catch((e: unknown) => e);
+    const err = await t.run(() => strict.execute({})).catch((e: unknown) => e);
     expect(PolicyError.isInstance(err)).toBe(true);
     expect((err as PolicyError).ruleId).toBe("rule-1");
   });
@@ -278,7 +281,8 @@ describe("step()", () => {
 
 describe("subagent() with the scripted kernel", () => {
   class Research extends Toolbox {
-    @tool async research(args: { topic: string; session?: string }) {
+    @tool({ input: z.object({ topic: z.string(), session: z.string().optional() }) })
+    async research(args: { topic: string; session?: string }) {
       return subagent(
         "researcher",
         { topic: args.topic },
@@ -288,7 +292,8 @@ describe("subagent() with the scripted kernel", () => {
         },
       );
     }
-    @tool async lookup(args: { id: string }) {
+    @tool({ input: z.object({ id: z.string() }) })
+    async lookup(args: { id: string }) {
       await new Promise((r) => setTimeout(r, 20));
       return `found ${args.id}`;
     }
@@ -336,7 +341,12 @@ describe("subagent() with the scripted kernel", () => {
     t2.childOutcome("researcher", { failureReason: "agent_error: boom" });
     const err = await t2.run(() => new Research().research({ topic: "a" })).catch((e: unknown) => e);
     expect(ToolError.isInstance(err)).toBe(true);
-    expect((err as ToolError).message).toBe("research: subagent_failed");
+    expect(err).toMatchObject({
+      message: "research: subagent child-1 failed: agent_error: boom",
+      reason: "subagent_failed",
+      childExecutionId: "child-1",
+      childError: "agent_error: boom",
+    });
   });
 
   it("counts a call whose nested step waits on a subagent as waiting (no hang)", async () => {

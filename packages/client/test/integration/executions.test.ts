@@ -83,6 +83,16 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
     await env.lease(t2.id); // the started turn is dispatched
   });
 
+  test("waitForTerminal answers on the kernel's terminal notice, not on the next poll", async () => {
+    const e = await client.create("alpha", null);
+    const lease = await env.lease(e.id);
+    // A 10-minute poll: only the stream's notice can end the wait within the test's time limit.
+    const waiting = client.waitForTerminal(e.id, { pollMs: 600_000 });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // let it subscribe and read "running"
+    await agent.completeExecution(e.id, lease, { output: "done" });
+    expect(await waiting).toMatchObject({ status: "completed", output: "done" });
+  });
+
   test("an explicit parent continues a completed execution; other parents are refused", async () => {
     const root = await client.create("alpha", 1);
     const lease = await env.lease(root.id);

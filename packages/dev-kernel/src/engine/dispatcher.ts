@@ -146,7 +146,7 @@ export class Dispatcher {
     }
     if (agent === undefined) {
       // The agent was deleted: the delivery cannot be made; count it as a failed attempt.
-      this.applyFailure(claimed);
+      this.applyFailure(claimed, { error_class: "agent_missing", error: "agent is not registered" });
       return { kind: "done" };
     }
     return { kind: "deliver", row: claimed, url: agent.webhookUrl, secret: agent.secret };
@@ -182,7 +182,7 @@ export class Dispatcher {
       this.ctx.reportError(err, "dispatch");
       return;
     }
-    let ok = false;
+    let failure: DeliveryFailure | undefined;
     try {
       const request = new Request(url, {
         method: "POST",
@@ -192,14 +192,16 @@ export class Dispatcher {
         signal: AbortSignal.timeout(this.ctx.config.dispatchTimeoutMs),
       });
       const response = await this.ctx.fetch(request);
-      ok = response.status >= 200 && response.status < 300;
+      if (response.status < 200 || response.status >= 300) failure = httpFailure(response.status);
       // Drain so keep-alive sockets are reused and in-process handlers finish cleanly.
       await response.arrayBuffer().catch(() => undefined);
-    } catch {
-      ok = false;
+    } catch (err) {
+      failure = failure ?? networkFailure(err);
     }
     try {
-      this.ctx.store.transaction(() => (ok ? this.applyAck(row) : this.applyFailure(row)));
+      this.ctx.store.transaction(() =>
+        failure === undefined ? this.applyAck(row) : this.applyFailure(row, failure),
+      );
     } catch (err) {
       this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
       this.ctx.reportError(err, "dispatch");
@@ -216,25 +218,32 @@ export class Dispatcher {
     this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "acked"]);
   }
 
-  /** Non-2xx / error: `dispatch.failed`, then retry with backoff or exhaust (fenced by attempt). */
-  private applyFailure(row: DispatchRow): void {
+  /**
+   * Non-2xx / error: `dispatch.failed` with its cause, then retry with backoff or exhaust (fenced
+   * by attempt). The Go kernel's payload is the first four fields; the cause fields are additive.
+   */
+  private applyFailure(row: DispatchRow, failure: DeliveryFailure): void {
     const current = this.ctx.store.getDispatch(row.id);
     if (current === undefined || current.attempt !== row.attempt || current.status !== "in_flight") return;
     const execution = this.ctx.store.getExecution(row.executionId);
     if (execution === undefined || isTerminalExecution(execution.status)) return;
-    appendEvent(this.ctx, row.executionId, "dispatch.failed", dispatchPayload(current, "failed"));
+    const last = current.attempt >= current.maxAttempts;
+    const { backoffBaseMs, backoffMaxMs } = this.ctx.config;
+    const nextAttemptAt = last
+      ? undefined
+      : this.ctx.clock() + backoffMs(current.attempt, backoffBaseMs, backoffMaxMs);
+    appendEvent(this.ctx, row.executionId, "dispatch.failed", {
+      ...dispatchPayload(current, "failed"),
+      ...failure,
+      max_attempts: current.maxAttempts,
+      ...(nextAttemptAt === undefined ? {} : { next_attempt_at: new Date(nextAttemptAt).toISOString() }),
+    });
     this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "failed"]);
-    if (current.attempt >= current.maxAttempts) {
+    if (nextAttemptAt === undefined) {
       this.exhaust(current);
       return;
     }
-    const { backoffBaseMs, backoffMaxMs } = this.ctx.config;
-    this.ctx.store.updateDispatch({
-      ...current,
-      status: "failed",
-      lockedBy: undefined,
-      nextAttemptAt: this.ctx.clock() + backoffMs(current.attempt, backoffBaseMs, backoffMaxMs),
-    });
+    this.ctx.store.updateDispatch({ ...current, status: "failed", lockedBy: undefined, nextAttemptAt });
   }
 
   /** §7.3 reaper: expired `in_flight` leases go back to `pending`, due now, attempt unchanged. */
@@ -257,6 +266,44 @@ export class Dispatcher {
     if (expired.length > 0) this.wake();
     return expired.length;
   }
+}
+
+/**
+ * Why a delivery failed, as recorded in `dispatch.failed` (snake_case, like the rest of the payload).
+ * `error_class` tells an agent that answered (`http_status`; 401/403 = it refused our signature,
+ * usually a wrong secret) from one that could not be reached (`connection_refused`, `timeout`,
+ * `network_error`) or no longer exists (`agent_missing`).
+ */
+export interface DeliveryFailure {
+  readonly error_class: "http_status" | "connection_refused" | "timeout" | "network_error" | "agent_missing";
+  readonly http_status?: number;
+  readonly error: string;
+}
+
+function httpFailure(status: number): DeliveryFailure {
+  const hint =
+    status === 401 || status === 403
+      ? " (the agent refused the webhook signature: check that its secret matches the registered one)"
+      : "";
+  return { error_class: "http_status", http_status: status, error: `agent answered HTTP ${status}${hint}` };
+}
+
+/** Classify a `fetch` rejection: undici puts the socket error (with its `code`) in `cause`. */
+export function networkFailure(err: unknown): DeliveryFailure {
+  const name = err instanceof Error ? err.name : "";
+  if (name === "TimeoutError" || name === "AbortError") {
+    return { error_class: "timeout", error: "the agent did not answer within the dispatch timeout" };
+  }
+  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  if (code === "ECONNREFUSED") {
+    return { error_class: "connection_refused", error: "connection refused: is the agent running?" };
+  }
+  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "ETIMEDOUT") {
+    return { error_class: "timeout", error: `the agent did not answer in time (${code})` };
+  }
+  const detail = typeof cause?.message === "string" ? cause.message : err instanceof Error ? err.message : String(err);
+  return { error_class: "network_error", error: code === undefined ? detail : `${code}: ${detail}` };
 }
 
 function dispatchPayload(row: DispatchRow, status: string): Record<string, unknown> {

@@ -173,6 +173,7 @@ export function terminate(ctx: KernelContext, execution: ExecutionRow, outcome: 
   }
   appendEvent(ctx, current.id, `execution.${outcome.status}`, executionPayload(next, outcome.status, extra));
   retireDispatches(ctx, current.id);
+  ctx.bus.announceTerminal(current.id, outcome.status);
   if (outcome.status === "cancelled") cancelOpenWork(ctx, current.id, now);
   ctx.metrics.inc("rebuno_executions_finished_total", ["status", outcome.status]);
 

@@ -96,6 +96,11 @@ export class Maintenance {
    * every execution in it qualifies.
    */
   private applyRetention(): void {
+    this.applyRetentionAge();
+    this.applyRetentionCap();
+  }
+
+  private applyRetentionAge(): void {
     const { store, config } = this.ctx;
     if (config.retentionMs <= 0) return;
     const cutoff = this.ctx.clock() - config.retentionMs;
@@ -106,6 +111,27 @@ export class Maintenance {
           if (!turns.every((t) => isTerminalExecution(t.status) && t.updatedAt < cutoff)) return;
         }
         store.deleteExecution(e.id);
+      });
+    }
+  }
+
+  /** `maxRetainedExecutions`: delete the oldest terminal executions beyond the cap. */
+  private applyRetentionCap(): void {
+    const { store, config } = this.ctx;
+    const cap = config.maxRetainedExecutions;
+    if (cap === undefined) return;
+    let excess = store.countExecutions() - cap;
+    if (excess <= 0) return;
+    const oldest = store.listTerminalExecutionsBefore(Number.POSITIVE_INFINITY, excess + RETENTION_BATCH);
+    for (const e of oldest) {
+      if (excess <= 0) break;
+      store.transaction(() => {
+        if (e.session !== undefined) {
+          const turns = store.listSessionExecutions(e.session);
+          if (!turns.every((t) => isTerminalExecution(t.status))) return;
+        }
+        store.deleteExecution(e.id);
+        excess--;
       });
     }
   }

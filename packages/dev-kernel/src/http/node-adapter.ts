@@ -1,13 +1,28 @@
 /**
- * `node:http` adapter: reads the body with a hard cap (answering 413 without reading the rest),
- * keeps repeated headers visible (from `rawHeaders`), and writes the core's answer directly —
- * no `Request`/`Response` objects on the socket path.
+ * `node:http` adapter: reads the body with a hard cap, keeps repeated headers visible (from
+ * `rawHeaders`), and writes the core's answer directly — no `Request`/`Response` objects on the
+ * socket path.
+ *
+ * A body over the cap is answered `400 validation_error` (protocol: reading past the 10 MiB limit
+ * fails JSON decoding), after the rest of the body has been read and thrown away: closing a socket
+ * with unread bytes makes the kernel send a TCP reset, and the client would see that instead of
+ * the answer. Draining is bounded ({@link DISCARD_LIMIT_BYTES}, {@link DISCARD_IDLE_MS}); a client
+ * that sends `Expect: 100-continue` is answered before it sends the body at all.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ValidationError } from "@rebuno/protocol";
 import { BODY_TOO_LARGE_MESSAGE, BODY_TOO_LARGE_STATUS } from "../inferences.js";
 import { errorResponse, JSON_HEADERS } from "./respond.js";
 import type { CoreBodyResponse, CoreHandler, CoreHeaders, CoreResponse } from "./types.js";
+
+/**
+ * Total bytes of an oversized request read (and thrown away) before it is answered. Past this the
+ * answer goes out at once and the connection is closed; the client may then see a reset.
+ */
+export const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** An oversized request whose body stops arriving for this long is answered without the rest. */
+export const DISCARD_IDLE_MS = 1000;
 
 /** Lowercase header map from `rawHeaders`; repeated headers become arrays. */
 export function headersFromRaw(raw: readonly string[]): CoreHeaders {
@@ -40,7 +55,7 @@ export function requestHeaders(req: IncomingMessage): CoreHeaders {
   return headersFromRaw(raw);
 }
 
-/** The 413 answer (see `inferences.ts`). */
+/** The answer to a body over the limit (see `inferences.ts`). */
 export function tooLarge(): CoreBodyResponse {
   return errorResponse(new ValidationError(BODY_TOO_LARGE_MESSAGE, { status: BODY_TOO_LARGE_STATUS }), {
     connection: "close",
@@ -126,7 +141,9 @@ export function createNodeListener(
       size += chunk.length;
       if (size > maxBodyBytes) {
         rejected = true;
-        reject(req, res);
+        first = undefined;
+        more = undefined;
+        refuseOversized(req, res, size);
         return;
       }
       if (first === undefined) first = chunk;
@@ -148,20 +165,20 @@ export function createNodeListener(
     }
     const body = req.readableLength === 0 ? EMPTY_BODY : (req.read() as Buffer);
     if (body.length > maxBodyBytes) {
-      reject(req, res);
+      refuseOversized(req, res, body.length);
       return;
     }
     serve(req, res, body);
   };
 
   return (req, res) => {
-    const declared = req.headers["content-length"];
-    if (declared !== undefined && Number(declared) > maxBodyBytes) {
-      reject(req, res);
-      return;
-    }
     // An aborted request emits "error"; without a listener that would be thrown.
     req.on("error", ignore);
+    const declared = req.headers["content-length"];
+    if (declared !== undefined && Number(declared) > maxBodyBytes) {
+      refuseOversized(req, res, 0);
+      return;
+    }
     setImmediate(readWhole, req, res);
   };
 }
@@ -170,11 +187,55 @@ function ignore(): void {}
 
 const EMPTY_BODY = Buffer.alloc(0);
 
-// Stop reading; the connection is closed once the 413 answer is out.
-function reject(req: IncomingMessage, res: ServerResponse): void {
-  req.pause();
-  req.removeAllListeners("data");
-  const r = tooLarge();
-  res.on("finish", () => req.destroy());
-  writeBody(res, r);
+/**
+ * `checkContinue` listener (`Expect: 100-continue`): a declared body over the limit is refused
+ * before the client sends it; otherwise the client is told to continue and `serve` reads as usual.
+ */
+export function createContinueListener(
+  serve: (req: IncomingMessage, res: ServerResponse) => void,
+  maxBodyBytes: number,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const declared = req.headers["content-length"];
+    if (declared === undefined || !(Number(declared) > maxBodyBytes)) res.writeContinue();
+    else unsent.add(req);
+    serve(req, res);
+  };
+}
+
+// Requests refused before their body was asked for (no `100 Continue` sent): nothing to drain.
+const unsent = new WeakSet<IncomingMessage>();
+
+/**
+ * Answer a request whose body is over the limit. The rest of the body is read and discarded
+ * first, so that the answer is followed by an orderly close (not a reset); `alreadyRead` bytes
+ * count towards {@link DISCARD_LIMIT_BYTES}.
+ */
+function refuseOversized(req: IncomingMessage, res: ServerResponse, alreadyRead: number): void {
+  // The streaming reader's own listeners stay attached but ignore everything once it refused.
+  let discarded = alreadyRead;
+  let answered = false;
+  const answer = (): void => {
+    if (answered) return;
+    answered = true;
+    clearTimeout(idle);
+    req.removeListener("data", onData);
+    req.removeListener("end", answer);
+    // `connection: close`: node ends the connection once the answer is written.
+    writeBody(res, tooLarge());
+  };
+  const onData = (chunk: Buffer): void => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT_BYTES) answer();
+    else idle.refresh();
+  };
+  const idle = setTimeout(answer, DISCARD_IDLE_MS);
+  res.once("close", () => clearTimeout(idle));
+  if (req.complete || unsent.has(req)) {
+    answer();
+    return;
+  }
+  req.on("data", onData);
+  req.on("end", answer);
+  req.resume();
 }

@@ -22,7 +22,7 @@ import {
   createCompiledPolicy,
 } from "./evaluate.js";
 import { compileGlob, type Glob, GlobSyntaxError } from "./glob.js";
-import { compileRe2, RegexSyntaxError } from "./regex.js";
+import { compileRe2, RegexSyntaxError } from "./re2.js";
 import type {
   CompiledPolicy,
   CompilePolicyOptions,
@@ -36,7 +36,7 @@ const PREFIX = "invalid policy bundle: ";
 const DEFAULT_JUDGE_THRESHOLD = 0.6;
 
 const TOP_KEYS = ["default_action", "rules"] as const;
-// `priority` is the Aug snapshot's ordering field: accepted and ignored (protocol §16.5).
+// `priority` orders rules as in the production kernel (see orderRules).
 const RULE_KEYS = ["id", "priority", "when", "then"] as const;
 const WHEN_KEYS = ["target", "targets", "agent_id", "agent_ids", "step_kind", "arguments"] as const;
 const PREDICATE_KEYS = ["equals", "contains", "one_of", "regex"] as const;
@@ -305,11 +305,38 @@ function compileThen(r: NodeReader, node: unknown, where: string, id: string, op
   return then;
 }
 
+interface LoadedRule {
+  readonly rule: CompiledRule;
+  /** The rule's `priority`; `undefined` when absent or null. */
+  readonly priority: number | undefined;
+}
+
+/**
+ * Evaluation order. Without any `priority`, document order (the newest documented language). As
+ * soon as one rule sets `priority`, the production kernel's order: ascending priority, a rule
+ * without one counting as 0 (Go's zero value), and two rules with the same priority are refused
+ * with the kernel's message — a tie would leave the order undefined.
+ */
+function orderRules(loaded: readonly LoadedRule[]): CompiledRule[] {
+  if (loaded.every((l) => l.priority === undefined)) return loaded.map((l) => l.rule);
+  const byPriority = new Map<number, string>();
+  for (const { rule, priority = 0 } of loaded) {
+    const existing = byPriority.get(priority);
+    if (existing !== undefined) {
+      invalid(
+        `duplicate priority ${priority} used by ${JSON.stringify(existing)} and ${JSON.stringify(rule.id)}`,
+      );
+    }
+    byPriority.set(priority, rule.id);
+  }
+  return [...loaded].sort((a, b) => (a.priority ?? 0) - (b.priority ?? 0)).map((l) => l.rule);
+}
+
 /**
  * Parses and validates a policy bundle.
  *
- * Rules are evaluated in document order; `priority` is accepted for compatibility with older
- * bundles and ignored (protocol §16.5).
+ * Rules are evaluated in document order, or by ascending `priority` when the bundle sets any
+ * (then priorities must be unique; a rule without one counts as 0), as the production kernel does.
  *
  * @param yaml - The bundle's YAML text; its SHA-256 becomes {@link CompiledPolicy.hash}.
  * @param opts - `judgeEndpoint` enables `judge` rules; without it they are refused.
@@ -328,22 +355,23 @@ export function compilePolicyBundle(yaml: string, opts: CompilePolicyOptions = {
   }
 
   const seen = new Set<string>();
-  const rules: CompiledRule[] = r.seq(top.get("rules"), "rules").map((node, index) => {
+  const loaded: LoadedRule[] = r.seq(top.get("rules"), "rules").map((node, index) => {
     const m = r.map(node, `rules[${index}]`, RULE_KEYS);
     const id = r.str(m.get("id"), `rules[${index}].id`);
     if (id === "") invalid(`rules[${index}]: rule id is required`);
     if (seen.has(id)) invalid(`rules[${index}]: duplicate rule id ${JSON.stringify(id)}`);
     seen.add(id);
     const where = `rule ${JSON.stringify(id)}`;
-    r.int(m.get("priority"), `${where}.priority`);
+    const priority = r.int(m.get("priority"), `${where}.priority`);
     if (!m.has("then")) invalid(`${where}: then.decision is required`);
-    return {
+    const rule: CompiledRule = {
       id,
       when: compileWhen(r, m.get("when"), `${where}.when`),
       action: compileThen(r, m.get("then"), `${where}.then`, id, opts),
     };
+    return { rule, priority };
   });
 
   const hash = createHash("sha256").update(yaml, "utf8").digest("hex");
-  return createCompiledPolicy(hash, rules, defaultAction === "allow");
+  return createCompiledPolicy(hash, orderRules(loaded), defaultAction === "allow");
 }

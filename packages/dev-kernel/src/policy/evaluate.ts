@@ -5,6 +5,7 @@
 
 import type { Glob } from "./glob.js";
 import { formatGoValue } from "./go-format.js";
+import type { Re2Pattern } from "./re2.js";
 import type {
   CompiledPolicy,
   PolicyApproval,
@@ -39,7 +40,7 @@ export interface CompiledArgPredicate {
   readonly equals?: string;
   readonly contains?: string;
   readonly oneOf?: ReadonlySet<string>;
-  readonly regex?: RegExp;
+  readonly regex?: Re2Pattern;
 }
 
 /** `when`, with every present field pre-compiled; all present fields must match. */

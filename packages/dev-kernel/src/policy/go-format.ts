@@ -27,7 +27,7 @@ export function formatGoValue(value: unknown): string {
   if (value === null || value === undefined) return "<nil>";
   switch (typeof value) {
     case "string":
-      return value;
+      return wellFormed(value);
     case "boolean":
       return value ? "true" : "false";
     case "number":
@@ -45,7 +45,18 @@ function formatGoMap(map: Record<string, unknown>): string {
   // Go's fmt sorts string keys with `<`, i.e. by UTF-8 bytes. JS `<` on strings compares UTF-16
   // code units and disagrees for astral vs. U+E000–U+FFFF keys, hence compareUtf8.
   const keys = Object.keys(map).sort(compareUtf8);
-  return `map[${keys.map((k) => `${k}:${formatGoValue(map[k])}`).join(" ")}]`;
+  return `map[${keys.map((k) => `${wellFormed(k)}:${formatGoValue(map[k])}`).join(" ")}]`;
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Go's `json.Unmarshal` turns an unpaired surrogate escape (`"\ud800"`) into U+FFFD, where
+ * `JSON.parse` keeps it; patterns and comparisons must see what Go sees.
+ */
+function wellFormed(text: string): string {
+  return SURROGATE.test(text) ? text.replace(LONE_SURROGATE, "\uFFFD") : text;
 }
 
 /**

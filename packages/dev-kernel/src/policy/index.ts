@@ -19,7 +19,8 @@ export {
   type JudgeRequest,
 } from "./judge.js";
 export { createRateLimiter, type RateLimiter, type RateLimitTake, rateLimitKey } from "./rate-limit.js";
-export { compileRe2, RegexSyntaxError, type TranslatedRegex, translateRe2 } from "./regex.js";
+export { compileRe2, type Re2Pattern, RegexSyntaxError } from "./re2.js";
+export { evaluatePolicyStep, type PolicyStepQuery, type PolicyStepVerdict } from "./step.js";
 export type {
   CompiledPolicy,
   CompilePolicyOptions,

@@ -80,7 +80,10 @@ export interface PolicyResult {
 export interface CompiledPolicy {
   /** Lowercase hex SHA-256 of the bundle's YAML text (`policy_hash` in decision events). */
   readonly hash: string;
-  /** First matching rule in document order wins (protocol §9.3). Never throws. */
+  /**
+   * The first matching rule wins, in document order or, when the bundle sets `priority`, by
+   * ascending priority. Never throws.
+   */
   evaluate(input: PolicyInput): PolicyResult;
 }
 

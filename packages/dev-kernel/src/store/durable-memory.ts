@@ -1,14 +1,16 @@
 import { GroupCommit } from "./group-commit.js";
 import { MemoryStore } from "./memory.js";
 import { applyOp, type RedoOp } from "./redo-ops.js";
+import { GARBAGE_ROWS_PER_TURN, type PendingSnapshot } from "./sqlite-compaction.js";
 import { RedoLog, type RedoLogOptions } from "./sqlite-log.js";
 import { describe, StoreCommitError, StoreUnavailableError } from "./store-errors.js";
 
 /**
  * Log characters after which a running store compacts, once the log is also at least
- * {@link RUN_COMPACT_RATIO} times the snapshot it would replace. Compaction blocks the event loop
- * for a time proportional to the state, so it is rare: it costs at most a quarter of a character
- * written per character logged, and opening after a crash replays at most ≈ 5 × the state.
+ * {@link RUN_COMPACT_RATIO} times the snapshot it would replace. A running store compacts a row per
+ * event-loop turn (sqlite-compaction.ts), so compaction never stops it from serving; it is still
+ * rare: it costs at most a quarter of a character written per character logged, and opening after
+ * a crash replays at most ≈ 5 × the state.
  */
 export const RUN_COMPACT_MIN_CHARS = 64 << 20;
 const RUN_COMPACT_RATIO = 4;
@@ -38,6 +40,11 @@ export class DurableMemory {
   private compactAt = RUN_COMPACT_MIN_CHARS;
   private closing = false;
   private closed = false;
+  /** The compaction being written a row per turn, and the log size when it started. */
+  private compacting: PendingSnapshot | undefined;
+  private logCharsAtCompaction = 0;
+  /** The next step of background work (compaction, then garbage collection). */
+  private backgroundStep: NodeJS.Immediate | undefined;
   /** Set when the state could not be rebuilt after a failed commit: the store is unusable. */
   private broken: StoreUnavailableError | undefined;
 
@@ -63,10 +70,12 @@ export class DurableMemory {
         } catch (err) {
           throw new StoreCommitError(path, err);
         }
+      } else {
+        this.log.writeSeal();
+        while (this.log.collectGarbage(1024)) {} // what a compaction cut short left behind
       }
     } catch (err) {
-      this.log.close();
-      throw err;
+      throw this.log.abandon(err);
     }
     this.batch = new GroupCommit({
       write: (ops) => this.write(ops),
@@ -107,13 +116,14 @@ export class DurableMemory {
   close(): void {
     if (this.closed) return;
     this.closing = true;
+    this.stopBackground();
     let failure: Error | undefined;
     try {
       failure = this.batch.commit();
       if (failure === undefined && this.broken === undefined && this.logChars > 0) this.compact();
     } catch (err) {
-      // Compaction is one SQLite transaction: when it fails, snapshot and log are as they were and
-      // the next open replays them.
+      // Until its last, one-transaction step, a compaction only adds rows that loading ignores:
+      // when it fails, snapshot and log are as they were and the next open replays them.
       failure = new StoreCommitError(this.path, err);
     } finally {
       this.closed = true;
@@ -133,19 +143,74 @@ export class DurableMemory {
   private write(ops: readonly RedoOp[]): void {
     this.logChars += this.log.append(ops);
     const due = this.logChars >= this.compactAt && this.logChars >= RUN_COMPACT_RATIO * this.snapshotChars;
-    if (due && !this.closing) {
+    if (due && !this.closing && this.compacting === undefined) {
       try {
-        this.compact();
+        // Memory holds exactly what the file holds here: the batch was just written.
+        this.compacting = this.log.startCompaction(this.memory);
+        this.logCharsAtCompaction = this.logChars;
+        this.schedule(() => this.compactionStep());
       } catch {
-        // The batch itself is durable and compaction left the file as it was (one transaction);
-        // try again once the log has grown as much again rather than after every batch.
-        this.compactAt = this.logChars + RUN_COMPACT_MIN_CHARS;
+        this.compactionFailed();
       }
     }
   }
 
-  /** Replace snapshot + log by a snapshot of memory (which holds exactly what the file holds). */
+  /** Write one snapshot row; after the last, switch generations and start collecting garbage. */
+  private compactionStep(): void {
+    const pending = this.compacting!;
+    try {
+      if (pending.step()) {
+        this.schedule(() => this.compactionStep());
+        return;
+      }
+      this.log.finishCompaction(pending);
+    } catch {
+      this.compactionFailed();
+      return;
+    }
+    this.compacting = undefined;
+    this.snapshotChars = pending.chars;
+    // What was logged meanwhile stays in the log.
+    this.logChars = Math.max(0, this.logChars - this.logCharsAtCompaction);
+    this.compactAt = RUN_COMPACT_MIN_CHARS;
+    this.schedule(() => this.garbageStep());
+  }
+
+  private garbageStep(): void {
+    try {
+      if (this.log.collectGarbage(GARBAGE_ROWS_PER_TURN)) this.schedule(() => this.garbageStep());
+    } catch {
+      // Garbage is ignored by loading; the next compaction or open deletes it.
+    }
+  }
+
+  /**
+   * The batches are durable and the file as valid as before (sqlite-compaction.ts): try again once
+   * the log has grown as much again rather than after every batch.
+   */
+  private compactionFailed(): void {
+    this.log.cancelCompaction();
+    this.compacting = undefined;
+    this.compactAt = this.logChars + RUN_COMPACT_MIN_CHARS;
+  }
+
+  private schedule(step: () => void): void {
+    this.backgroundStep = setImmediate(() => {
+      this.backgroundStep = undefined;
+      if (!this.closed && this.broken === undefined) step();
+    });
+  }
+
+  private stopBackground(): void {
+    if (this.backgroundStep !== undefined) clearImmediate(this.backgroundStep);
+    this.backgroundStep = undefined;
+    if (this.compacting !== undefined) this.log.cancelCompaction();
+    this.compacting = undefined;
+  }
+
+  /** Compact at once (open, close): memory holds exactly what the file holds. */
   private compact(): void {
+    this.stopBackground();
     this.snapshotChars = this.log.compact(this.memory);
     this.logChars = 0;
     this.compactAt = RUN_COMPACT_MIN_CHARS;
@@ -166,6 +231,7 @@ export class DurableMemory {
     const memory = new MemoryStore();
     try {
       const stats = this.log.load(memory);
+      this.log.writeSeal();
       for (const op of pending) applyOp(memory, op);
       this.current = memory;
       this.snapshotChars = stats.snapshotChars;

@@ -1,8 +1,7 @@
 /**
- * The read-only export of a {@link MemoryStore}'s whole state, for snapshots (snapshot.ts): what
+ * The read-only export of a `MemoryStore`'s whole state, for snapshots (snapshot.ts): what
  * `MemoryStore.contents()` returns.
  */
-import type { MemoryStore } from "./memory.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -16,7 +15,7 @@ import type {
   StepRow,
 } from "./types.js";
 
-/** One occurrence counter, as {@link MemoryStore.contents} lists it. */
+/** One occurrence counter, as `MemoryStore.contents()` lists it. */
 export interface OccurrenceEntry {
   readonly dispatchId: string;
   readonly kind: StepKind;
@@ -26,10 +25,10 @@ export interface OccurrenceEntry {
 }
 
 /**
- * Everything a {@link MemoryStore} holds, each table in the order the store keeps it (which the
+ * Everything a `MemoryStore` holds, each table in the order the store keeps it (which the
  * listing orders derive from): replaying these rows through the store's own write methods, in this
- * order, rebuilds an equal store. Lazy and single-use: each field is an iterator over the live maps,
- * so iterate it once, before the store is written again.
+ * order, rebuilds an equal store. Fixed when taken (later writes do not show); single-use: some
+ * fields are iterators.
  */
 export interface MemoryContents {
   /** Insertion order (also the order of the session and child indexes). */
@@ -50,9 +49,4 @@ export interface MemoryContents {
   readonly resources: Iterable<ResourceRow>;
   /** Per execution, insertion order (which is what assigns each key's seqs). */
   readonly checkpoints: Iterable<CheckpointRow>;
-}
-
-/** The values of every inner map, outer map by outer map. */
-export function* flatValues<V>(outer: Map<string, Map<string, V>>): Generator<V> {
-  for (const inner of outer.values()) yield* inner.values();
 }

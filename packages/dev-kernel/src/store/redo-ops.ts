@@ -85,8 +85,8 @@ const GROUP_OPS = 256;
  * the cost of one call per op; a group whose text is too long is serialized op by op instead. A
  * typical batch is one group and becomes one row without any further copying.
  */
-export function* encodeOps(ops: Iterable<RedoOp>): Generator<string> {
-  const rows = new RowTexts();
+export function* encodeOps(ops: Iterable<RedoOp>, rowChars = ROW_CHARS): Generator<string> {
+  const rows = new RowTexts(rowChars);
   let group: RedoOp[] = [];
   for (const op of ops) {
     group.push(op);
@@ -101,6 +101,7 @@ export function* encodeOps(ops: Iterable<RedoOp>): Generator<string> {
 
 /** Packs JSON array texts of ops into rows of about {@link ROW_CHARS} characters. */
 class RowTexts {
+  constructor(private readonly rowChars: number) {}
   private parts: string[] = [];
   private chars = 0;
 
@@ -111,7 +112,7 @@ class RowTexts {
     } catch (err) {
       if (!(err instanceof RangeError)) throw err; // "Invalid string length": go op by op
     }
-    if (text !== undefined && text.length <= ROW_CHARS) {
+    if (text !== undefined && text.length <= this.rowChars) {
       yield* this.add(text);
       return;
     }
@@ -119,7 +120,7 @@ class RowTexts {
   }
 
   private *add(arrayText: string): Generator<string> {
-    if (this.chars > 0 && this.chars + arrayText.length > ROW_CHARS) yield* this.flush();
+    if (this.chars > 0 && this.chars + arrayText.length > this.rowChars) yield* this.flush();
     this.parts.push(arrayText);
     this.chars += arrayText.length;
   }

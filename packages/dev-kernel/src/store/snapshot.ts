@@ -11,11 +11,19 @@
  * table, so the table order itself does not matter.
  */
 import type { MemoryStore } from "./memory.js";
+import type { MemoryContents } from "./memory-contents.js";
 import type { RedoOp } from "./redo-ops.js";
 
-/** The ops that rebuild `memory` (iterate before writing to `memory` again). */
-export function* snapshotOps(memory: MemoryStore): Generator<RedoOp> {
-  const c = memory.contents();
+/**
+ * The ops that rebuild `memory` as it is now: the state is fixed at the call (cheaply, see
+ * `MemoryStore.contents()`) and the ops are produced as they are iterated, while `memory` may
+ * change.
+ */
+export function snapshotOps(memory: MemoryStore): Generator<RedoOp> {
+  return opsOf(memory.contents());
+}
+
+function* opsOf(c: MemoryContents): Generator<RedoOp> {
   for (const row of c.executions) yield ["insertExecution", row];
   for (const log of c.eventLogs) {
     for (const e of log) yield ["appendEvent", e.executionId, e.type, e.payloadJson, e.occurredAt];

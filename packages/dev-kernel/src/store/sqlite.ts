@@ -25,6 +25,12 @@ export interface SqliteStoreOptions {
    * also fsyncs on every commit, for power-loss durability.
    */
   readonly synchronous?: "NORMAL" | "FULL";
+  /**
+   * Run SQLite's `PRAGMA quick_check` over the whole file at open (default true). It reads every
+   * page, about a second per GB: turn it off for very large stores whose disk you trust. Row
+   * checksums and the seal are checked either way.
+   */
+  readonly quickCheck?: boolean;
   /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
   readonly nativeBinding?: string;
 }
@@ -49,7 +55,11 @@ export class SqliteStore implements Store {
         `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
       );
     }
-    this.state = new DurableMemory(path, { synchronous, nativeBinding: options.nativeBinding });
+    this.state = new DurableMemory(path, {
+      synchronous,
+      quickCheck: options.quickCheck ?? true,
+      nativeBinding: options.nativeBinding,
+    });
   }
 
   transaction<T>(fn: () => T): T {
@@ -85,6 +95,10 @@ export class SqliteStore implements Store {
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
     return this.state.memory.listExecutions(query);
+  }
+
+  countExecutions(): number {
+    return this.state.memory.countExecutions();
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {

@@ -52,6 +52,35 @@ export class StoreFormatError extends StoreError {
 }
 
 /**
+ * The file is a rebuno-dev store, but what it holds is damaged: SQLite's own check found broken
+ * pages, a record fails its checksum, or the file holds fewer (or other) records than the kernel
+ * acknowledged before it stopped (a damaged or missing end of the WAL). The kernel refuses to
+ * serve from it: answering from less than was acknowledged would silently undo finished work.
+ * `message` names the file, the problem and what to do.
+ */
+export class StoreCorruptError extends StoreError {
+  static {
+    StoreCorruptError.prototype.name = "StoreCorruptError";
+  }
+  constructor(path: string, message: string, options: Omit<RebunoErrorOptions, "code"> = {}) {
+    super(path, message, { ...options, code: "store_corrupt" });
+  }
+}
+
+/**
+ * This process may not write the file or its directory (file mode, ownership, read-only file
+ * system). The store needs both: every write is logged, and SQLite keeps its WAL beside the file.
+ */
+export class StoreReadOnlyError extends StoreError {
+  static {
+    StoreReadOnlyError.prototype.name = "StoreReadOnlyError";
+  }
+  constructor(path: string, message: string, options: Omit<RebunoErrorOptions, "code"> = {}) {
+    super(path, message, { ...options, code: "store_read_only" });
+  }
+}
+
+/**
  * Writing a batch to the file failed (disk full, I/O error). The answers that waited on the batch
  * are rejected with it, and the in-memory state was rebuilt from what the file holds. Retrying a
  * request may succeed once the cause is fixed.
@@ -85,4 +114,30 @@ export class StoreUnavailableError extends StoreError {
 /** `err.message` for errors, the value itself otherwise. */
 export function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Exit codes of `rebuno-dev` when its store cannot be opened, by error `code`, so that scripts and
+ * supervisors can tell the causes apart (1 stays the code of every other start-up failure).
+ */
+export const STORE_EXIT_CODES: Readonly<Record<string, number>> = {
+  /** Not a rebuno-dev store: empty, not SQLite, another application's database, newer format. */
+  store_format: 3,
+  /** A rebuno-dev store whose contents are damaged or less than was acknowledged. */
+  store_corrupt: 4,
+  /** The file or its directory is read-only for this process. */
+  store_read_only: 5,
+  /** Another process holds the file. */
+  store_locked: 6,
+  /** Any other failure to open, read or write the file (I/O error, missing directory…). */
+  store_error: 7,
+  store_commit_failed: 7,
+  store_unavailable: 7,
+};
+
+/** The exit code for `err` if it is a store error (see {@link STORE_EXIT_CODES}), else undefined. */
+export function storeExitCode(err: unknown): number | undefined {
+  return StoreError.isInstance(err)
+    ? (STORE_EXIT_CODES[err.code] ?? STORE_EXIT_CODES.store_error)
+    : undefined;
 }

@@ -253,6 +253,8 @@ export interface Store {
   listUnsettledSubagents(): ExecutionRow[];
   /** Terminal executions with `updatedAt < cutoff`, oldest first, at most `limit`. */
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[];
+  /** How many executions the store holds (any status). */
+  countExecutions(): number;
   /** Delete the execution and everything that belongs to it (events, steps, dispatches with their
    * occurrence counters, approvals, resources, checkpoints); releases its idempotency key. */
   deleteExecution(id: string): void;

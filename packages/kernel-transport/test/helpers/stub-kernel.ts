@@ -61,6 +61,8 @@ export interface StubOptions {
   readonly secret: string | undefined;
   /** Picks the answer; default: {@link defaultAnswer}. Called before the body is read. */
   readonly route?: (info: RouteInfo) => Action | undefined;
+  /** Listen on this loopback port (default: any free port), e.g. to come back where a kernel was. */
+  readonly port?: number | undefined;
 }
 
 const ONE_LINE = /^[^\r\n]*$/;
@@ -222,7 +224,7 @@ export async function startStubKernel(options: StubOptions): Promise<StubKernel>
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -5,6 +5,7 @@
  * `config.signal`. Tool messages are text, so non-string results are sent as JSON.
  */
 import { ConfigurationError } from "@rebuno/protocol";
+import { withoutDialect } from "../schema/schema-walk.js";
 import { assignToolNames } from "../schema/tool-names.js";
 import { collectTools, type ToolSource } from "../schema/tool-source.js";
 import type { JsonSchema } from "../tool-types.js";
@@ -47,7 +48,7 @@ export async function toLangChainTools<T = unknown>(
   const names = assignToolNames(list.map((t) => t.name));
   const factory = options.tool ?? (await loadLangChainTool());
   return list.map((tool) => {
-    const { $schema: _dialect, ...schema } = structuredClone(tool.inputSchema);
+    const schema = withoutDialect(tool.inputSchema);
     return factory(
       async (input, config) =>
         resultText(

@@ -14,6 +14,7 @@
  * `halt` is aborted, so the agent loop on the other side stops instead of continuing.
  */
 import { ConfigurationError } from "@rebuno/protocol";
+import { withoutDialect } from "../schema/schema-walk.js";
 import { assignToolNames } from "../schema/tool-names.js";
 import { collectTools, type ToolSource } from "../schema/tool-source.js";
 import { validateWith } from "../schema/validate.js";
@@ -54,7 +55,7 @@ export function toMcpTools(tools: ToolSource, options: AdapterOptions = {}): Mcp
   const list = collectTools(tools);
   const names = assignToolNames(list.map((t) => t.name));
   return list.map((tool) => {
-    const { $schema: _dialect, ...inputSchema } = structuredClone(tool.inputSchema);
+    const inputSchema = withoutDialect(tool.inputSchema);
     return {
       name: names.get(tool.name)!,
       description: tool.description,

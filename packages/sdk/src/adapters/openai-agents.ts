@@ -12,6 +12,7 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import { stripStrictNulls, toOpenAIStrictSchema } from "../schema/openai.js";
+import { withoutDialect } from "../schema/schema-walk.js";
 import { assignToolNames } from "../schema/tool-names.js";
 import { collectTools, type ToolSource } from "../schema/tool-source.js";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
@@ -86,8 +87,7 @@ export async function toOpenAIAgentsTools<T = unknown>(
 function parametersFor(tool: RebunoTool, strict: boolean): JsonSchema {
   try {
     if (strict) return toOpenAIStrictSchema(tool.inputSchema);
-    const { $schema: _dialect, ...rest } = structuredClone(tool.inputSchema);
-    return rest;
+    return withoutDialect(tool.inputSchema);
   } catch (error) {
     if (error instanceof ConfigurationError) {
       throw new ConfigurationError(`tool '${tool.name}': ${error.message}`, { cause: error });

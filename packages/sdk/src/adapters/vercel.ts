@@ -10,6 +10,7 @@
  * the *original* arguments are passed on, because the Rebuno tool validates (and transforms)
  * them once more itself.
  */
+import { withoutDialect } from "../schema/schema-walk.js";
 import { assignToolNames } from "../schema/tool-names.js";
 import { collectTools, type ToolSource } from "../schema/tool-source.js";
 import { validateWith } from "../schema/validate.js";
@@ -73,7 +74,7 @@ export function toVercelTools(
     out[names.get(tool.name)!] = {
       description: tool.description,
       inputSchema: options.jsonSchema
-        ? options.jsonSchema(structuredClone(tool.inputSchema), { validate: (v) => aiValidate(tool, v) })
+        ? options.jsonSchema(withoutDialect(tool.inputSchema), { validate: (v) => aiValidate(tool, v) })
         : standardInput(tool),
       execute: (input, call) =>
         invokeTool(tool, input, { toolCallId: call?.toolCallId, abortSignal: call?.abortSignal }, options),
@@ -83,12 +84,9 @@ export function toVercelTools(
 }
 
 function standardInput(tool: RebunoTool): StandardSchemaV1 {
-  const forTarget = (o: { readonly target: string }): Record<string, unknown> => {
-    // `ai` mutates the schema it receives (adds additionalProperties); hand out a copy.
-    const copy = structuredClone(tool.inputSchema);
-    if (o.target !== "draft-2020-12") delete copy.$schema;
-    return copy;
-  };
+  // A fresh copy per call (`ai` adds additionalProperties in place), never with `$schema`:
+  // providers' strict modes reject keywords they do not document.
+  const forTarget = (): Record<string, unknown> => withoutDialect(tool.inputSchema);
   return {
     "~standard": {
       version: 1,

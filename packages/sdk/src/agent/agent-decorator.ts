@@ -1,4 +1,7 @@
-/** `@agent(id, options)`: class decorator form of `static id` / `static inputSchema`. */
+/**
+ * `@agent(id, options)`: class decorator form of `static id` / `static inputSchema`; works as a
+ * TC39 decorator and under `experimentalDecorators`.
+ */
 import "../polyfill.js";
 import { ConfigurationError } from "@rebuno/protocol";
 import type { StandardSchemaV1 } from "../standard-schema.js";
@@ -33,14 +36,14 @@ export function agentConfigOf(ctor: Function): AgentClassConfig | undefined {
  */
 export function agent(id: string, options: { readonly inputSchema?: StandardSchemaV1 } = {}) {
   if (typeof id !== "string" || id.trim() === "") throw new ConfigurationError("agentId must not be empty");
+  // TC39 class decorators receive (class, context); `experimentalDecorators` ones just (class).
   return <C extends abstract new (...args: never[]) => unknown>(
     value: C,
-    context: ClassDecoratorContext<C>,
+    context?: ClassDecoratorContext<C>,
   ): void => {
-    if (typeof context !== "object" || context === null || context.kind !== "class") {
-      throw new ConfigurationError(
-        "@agent is a TC39 standard class decorator; remove experimentalDecorators from your tsconfig",
-      );
+    const legacy = context === undefined && typeof value === "function";
+    if (!legacy && (typeof context !== "object" || context === null || context.kind !== "class")) {
+      throw new ConfigurationError("@agent must decorate a class");
     }
     configs.set(value, { id, inputSchema: options.inputSchema });
   };

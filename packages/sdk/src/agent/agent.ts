@@ -3,27 +3,41 @@
  * (`class Support extends Agent { static id = "support"; async run(input) {…} }` or `@agent`)
  * and function form (`new Agent("support", handler, options)`).
  */
+import { Client } from "@rebuno/client";
 import { type AgentTransport, createAgentTransport } from "@rebuno/kernel-transport";
-import { ConfigurationError } from "@rebuno/protocol";
+import {
+  ConfigurationError,
+  KERNEL_PROTOCOL_ENV,
+  type KernelProtocol,
+  resolveKernelProtocol,
+} from "@rebuno/protocol";
 import type { ExecutionContext } from "../runtime/context.js";
 import { consoleLogger, type Logger } from "../runtime/logger.js";
 import type { SubagentClient } from "../runtime/subagent.js";
 import type { StandardSchemaV1 } from "../standard-schema.js";
 import { agentConfigOf } from "./agent-decorator.js";
+import { RejectionLog, type WebhookRejection, type WebhookRejectionCause } from "./rejections.js";
 import type { Result } from "./result.js";
 import { type DispatchHost, type RunningDispatch, runDispatch } from "./run-dispatch.js";
-import { type ServeHandle, type ServeOptions, serveAgent } from "./serve.js";
+import { type RequestMeta, type ServeHandle, type ServeOptions, serveAgent } from "./serve.js";
 import {
   ACCEPTED,
+  CLOSING,
   DUPLICATE,
   HEALTHY,
+  INTERNAL_ERROR,
   isDelivery,
+  isJsonContentType,
+  LEGACY_DEFAULT_LEASE_SECONDS,
+  MALFORMED_TARGET,
   MAX_WEBHOOK_BYTES,
+  METHOD_NOT_ALLOWED,
   NOT_FOUND,
   parseDelivery,
   pathOf,
   TOO_LARGE,
-  UNAUTHORIZED,
+  TRUNCATED_BODY,
+  UNSUPPORTED_MEDIA_TYPE,
   verifyDelivery,
   type WebhookAnswer,
 } from "./webhook.js";
@@ -44,6 +58,8 @@ export interface AgentOptions {
   readonly webhookPath?: string | undefined;
   /** Per-request kernel timeout in ms (default 35 000). */
   readonly kernelTimeoutMs?: number | undefined;
+  /** The official SDK's name for {@link kernelTimeoutMs} (also milliseconds). */
+  readonly kernelTimeout?: number | undefined;
   /** fetch used for kernel calls (an in-process kernel's handler in tests). */
   readonly fetch?: typeof globalThis.fetch | undefined;
   readonly logger?: Logger | undefined;
@@ -53,9 +69,33 @@ export interface AgentOptions {
   readonly client?: SubagentClient | undefined;
   /** Where env fallbacks are read from (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * The kernel protocol generation (falls back to `REBUNO_PROTOCOL`, default `"v1"`). `"legacy"`
+   * talks to the older Go kernel snapshot: no attempt fencing, old request signatures, and the
+   * SDK features that kernel lacks raise `NotSupportedByKernel`. Never guessed from a request.
+   */
+  readonly protocol?: KernelProtocol | undefined;
+  /**
+   * With `protocol: "legacy"`: the kernel's dispatch lease in seconds (its
+   * `REBUNO_DISPATCH_LEASE_TIMEOUT`, default 120), which legacy webhooks do not carry. Heartbeats go
+   * out every `min(lease / 3, 30 s)`.
+   */
+  readonly legacyLeaseTimeoutSeconds?: number | undefined;
+  /**
+   * Called for every webhook request the agent refuses (not rate-limited, unlike the log lines):
+   * feed a metrics counter from it. Totals are also on `agent.rejectedWebhooks`.
+   */
+  readonly onRejectedWebhook?: ((rejection: WebhookRejection) => void) | undefined;
+  /**
+   * Warn when the event loop is blocked longer than this many ms while a dispatch holds its lease
+   * (default 200; `false` disables). A blocked loop sends no heartbeats and stalls every other run.
+   */
+  readonly loopStallWarnMs?: number | false | undefined;
 }
 
 const DEFAULT_KERNEL_TIMEOUT_MS = 35_000;
+/** Where code written for the official SDK finds the mapping of each name. */
+const MIGRATION_HINT = "see docs/migration.md";
 // Finished dispatches remembered for dedupe of late duplicate deliveries.
 const RECENT_LIMIT = 4096;
 
@@ -88,9 +128,13 @@ export class Agent<In = unknown, Out = unknown> {
   readonly webhookPath: string;
   readonly logger: Logger;
   readonly inputSchema: StandardSchemaV1 | undefined;
+  /** The kernel protocol generation this agent speaks (see {@link AgentOptions.protocol}). */
+  readonly protocol: KernelProtocol;
   readonly #secret: string;
+  readonly #rejections: RejectionLog;
+  readonly #legacyLeaseSeconds: number;
   readonly #transport: AgentTransport;
-  readonly #handler: AgentHandler<In, Out> | undefined;
+  #handler: AgentHandler<In, Out> | undefined;
   readonly #host: DispatchHost;
   readonly #running = new Map<string, RunningDispatch>();
   readonly #tasks = new Set<Promise<void>>();
@@ -99,9 +143,18 @@ export class Agent<In = unknown, Out = unknown> {
   #closing: Promise<void> | undefined;
 
   constructor(options?: AgentOptions);
+  /** The official SDK's form: bind the handler later with {@link bind} or `serve(options, handler)`. */
+  constructor(id: string, options?: AgentOptions);
   constructor(id: string, handler: AgentHandler<In, Out>, options?: AgentOptions);
-  constructor(a?: string | AgentOptions, b?: AgentHandler<In, Out>, c?: AgentOptions) {
-    const options: AgentOptions = (typeof a === "string" ? c : a) ?? {};
+  constructor(a?: string | AgentOptions, b?: AgentHandler<In, Out> | AgentOptions, c?: AgentOptions) {
+    const optionsSecond = typeof a === "string" && typeof b === "object" && b !== null;
+    if (optionsSecond && c !== undefined) {
+      throw new ConfigurationError(
+        "new Agent(id, options) takes no third argument; pass new Agent(id, handler, options) instead",
+      );
+    }
+    const options: AgentOptions = (optionsSecond ? (b as AgentOptions) : typeof a === "string" ? c : a) ?? {};
+    const handler = typeof b === "function" ? b : undefined;
     const ctor = new.target as typeof Agent;
     const decorated = agentConfigOf(ctor);
     const id = typeof a === "string" ? a : (decorated?.id ?? ctor.id);
@@ -110,8 +163,13 @@ export class Agent<In = unknown, Out = unknown> {
         "agentId must not be empty (pass new Agent(id, handler), or set `static id` / @agent(id) on the class)",
       );
     }
-    if (typeof a === "string" && typeof b !== "function") {
+    if (typeof a === "string" && b !== undefined && handler === undefined && !optionsSecond) {
       throw new ConfigurationError(`Agent '${id}': handler must be a function`);
+    }
+    if (options.kernelTimeout !== undefined && options.kernelTimeoutMs !== undefined) {
+      throw new ConfigurationError(
+        "pass kernelTimeoutMs or kernelTimeout (the same setting in ms), not both",
+      );
     }
     const env =
       options.env ??
@@ -124,23 +182,62 @@ export class Agent<In = unknown, Out = unknown> {
     if (baseUrl === undefined)
       throw new ConfigurationError("baseUrl required (set REBUNO_URL or pass baseUrl)");
     this.id = id;
-    this.#handler = b;
+    this.#handler = handler;
     this.#secret = secret;
     this.webhookPath = options.webhookPath ?? "/webhook";
     this.logger = options.logger ?? consoleLogger;
     this.inputSchema = options.inputSchema ?? decorated?.inputSchema ?? ctor.inputSchema;
+    this.protocol = resolveKernelProtocol(options.protocol, env[KERNEL_PROTOCOL_ENV]);
+    const legacyLease = options.legacyLeaseTimeoutSeconds ?? LEGACY_DEFAULT_LEASE_SECONDS;
+    if (typeof legacyLease !== "number" || !Number.isFinite(legacyLease) || legacyLease <= 0) {
+      throw new ConfigurationError("legacyLeaseTimeoutSeconds must be a positive number of seconds");
+    }
+    this.#legacyLeaseSeconds = legacyLease;
+    const stallMs = options.loopStallWarnMs;
+    if (stallMs !== undefined && stallMs !== false && !(Number.isFinite(stallMs) && stallMs > 0)) {
+      throw new ConfigurationError("loopStallWarnMs must be a positive number of milliseconds, or false");
+    }
+    this.#rejections = new RejectionLog({
+      logger: this.logger,
+      agentId: id,
+      onRejected: options.onRejectedWebhook,
+    });
     this.#host = {
       id,
       logger: this.logger,
       inputSchema: this.inputSchema,
-      client: options.client,
+      // A legacy agent's default subagent client speaks legacy too, so `subagent()` is refused with
+      // NotSupportedByKernel("subagents") before anything is sent (the client is the one place
+      // that decides which create options a kernel generation has).
+      client:
+        options.client ??
+        (this.protocol === "legacy"
+          ? lazyClient({
+              baseUrl,
+              protocol: "legacy",
+              env,
+              ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+            })
+          : undefined),
       invoke: (input, ctx) => this.run(input as In, ctx),
+      loopStallWarnMs: options.loopStallWarnMs,
+      onForeignExecution: (executionId, owner) =>
+        this.reject({
+          cause: "wrong_agent",
+          status: 200,
+          message:
+            owner === undefined
+              ? `the kernel refused agent '${id}' access to execution ${executionId} (403): it belongs to another agent; not run`
+              : `execution ${executionId} belongs to agent '${owner}', not '${id}'; not run`,
+          executionId,
+        }),
     };
     this.#transport = createAgentTransport({
       baseUrl: baseUrl.replace(/\/+$/, ""),
       agentId: id,
       secret,
-      timeoutMs: options.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS,
+      protocol: this.protocol,
+      timeoutMs: options.kernelTimeoutMs ?? options.kernelTimeout ?? DEFAULT_KERNEL_TIMEOUT_MS,
       logger: this.logger,
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
@@ -152,33 +249,64 @@ export class Agent<In = unknown, Out = unknown> {
    */
   run(input: In, ctx: ExecutionContext): Out | Result<Out> | Promise<Out | Result<Out>> {
     if (this.#handler === undefined) {
-      throw new ConfigurationError(`Agent '${this.id}' has no handler: override run() or pass a handler`);
+      throw new ConfigurationError(
+        `Agent '${this.id}' has no handler: override run(), pass new Agent(id, handler), or call agent.bind(handler) (${MIGRATION_HINT})`,
+      );
     }
     return this.#handler(input, ctx);
   }
 
   /**
-   * Web-standard webhook handler: mount it in Hono, Next.js route handlers, Express (via an
-   * adapter) or an edge runtime. Answers 200 at once and runs the dispatch in the background.
+   * Sets the handler of an agent built as `new Agent(id, options)` (the official SDK's form).
+   * Returns the agent. Binding twice, or binding a class-form agent that overrides `run`, is refused.
+   */
+  bind(handler: AgentHandler<In, Out>): this {
+    if (typeof handler !== "function") {
+      throw new ConfigurationError(`Agent '${this.id}': bind(handler) needs a function`);
+    }
+    if (this.#handler !== undefined && this.#handler !== handler) {
+      throw new ConfigurationError(`Agent '${this.id}' already has a handler; bind it once`);
+    }
+    if (this.#overridesRun()) {
+      throw new ConfigurationError(`Agent '${this.id}' overrides run(); bind(handler) would never be called`);
+    }
+    this.#handler = handler;
+    return this;
+  }
+
+  #overridesRun(): boolean {
+    return Object.getPrototypeOf(this).run !== Agent.prototype.run;
+  }
+  /**
+   * Web-standard webhook handler: mount it in Hono, Next.js route handlers, Deno.serve, Bun.serve,
+   * Express (via an adapter) or an edge runtime. Answers 200 at once and runs the dispatch in the
+   * background. Never rejects: every refusal is a JSON error response.
    */
   readonly fetch = async (request: Request): Promise<Response> => {
-    const length = Number(request.headers.get("content-length") ?? "0");
     let answer: WebhookAnswer;
-    if (request.method === "POST" && pathOf(request.url) === this.webhookPath && length > MAX_WEBHOOK_BYTES) {
-      answer = TOO_LARGE;
-    } else {
-      const body =
-        request.method === "POST" ? new Uint8Array(await request.arrayBuffer()) : new Uint8Array(0);
-      answer = this.receive(request.method, request.url, request.headers.get("rebuno-signature"), body);
+    const method = request.method;
+    const target = request.url;
+    const meta: RequestMeta = { contentType: request.headers.get("content-type") };
+    try {
+      const length = Number(request.headers.get("content-length") ?? "0");
+      answer =
+        this.#route(method, target, meta) ??
+        (length > MAX_WEBHOOK_BYTES ? TOO_LARGE : await this.#readAndReceive(request));
+    } catch (error) {
+      answer = INTERNAL_ERROR;
+      this.#internalError(error, method, target);
     }
+    if (answer.rejection !== undefined && answer !== INTERNAL_ERROR)
+      this.#reject(answer, method, target, meta);
     return new Response(answer.body, {
       status: answer.status,
-      headers: { "content-type": "application/json" },
+      headers: { ...answer.headers, "content-type": "application/json" },
     });
   };
 
   /**
-   * Handles one webhook request given its parts (used by `fetch` and `serve`).
+   * Handles one webhook request given its parts (used by `fetch` and `serve`). Never throws on
+   * what the client sent; refusals are logged (rate-limited) and counted.
    * @internal
    */
   receive(
@@ -186,16 +314,76 @@ export class Agent<In = unknown, Out = unknown> {
     target: string,
     signature: string | null | undefined,
     body: Uint8Array,
+    meta: RequestMeta = {},
   ): WebhookAnswer {
+    const answer =
+      this.#route(method, target, meta) ??
+      (body.byteLength > MAX_WEBHOOK_BYTES ? TOO_LARGE : this.#receiveBody(signature, body));
+    if (answer.rejection !== undefined) this.#reject(answer, method, target, meta);
+    return answer;
+  }
+
+  /**
+   * Records a refused request (logged rate-limited, counted, passed to `onRejectedWebhook`).
+   * @internal
+   */
+  reject(rejection: WebhookRejection): void {
+    this.#rejections.record(rejection);
+  }
+
+  /** Refused webhook requests since the agent was created, per cause. */
+  get rejectedWebhooks(): Readonly<Record<WebhookRejectionCause, number>> {
+    return this.#rejections.counts;
+  }
+
+  #reject(answer: WebhookAnswer, method: string, target: string, meta: RequestMeta): void {
+    const r = answer.rejection;
+    if (r === undefined) return;
+    this.reject({
+      cause: r.cause,
+      status: answer.status,
+      message: r.message,
+      method,
+      target,
+      remoteAddress: meta.remoteAddress,
+    });
+  }
+
+  #internalError(error: unknown, method: string, target: string): void {
+    this.reject({
+      cause: "internal_error",
+      status: 500,
+      message: error instanceof Error ? error.message : String(error),
+      method,
+      target,
+    });
+  }
+
+  /** The checks that need no body: target, route, method, content type. */
+  #route(method: string, target: string, meta: RequestMeta): WebhookAnswer | undefined {
     const path = pathOf(target);
+    if (path === undefined) return MALFORMED_TARGET;
     if (method === "GET" && path === "/healthz") return HEALTHY;
-    if (method !== "POST" || path !== this.webhookPath) return NOT_FOUND;
-    if (body.byteLength > MAX_WEBHOOK_BYTES) return TOO_LARGE;
-    if (!verifyDelivery(this.#secret, body, signature)) return UNAUTHORIZED;
-    const delivery = parseDelivery(body);
+    if (path !== this.webhookPath) return NOT_FOUND;
+    if (method !== "POST") return METHOD_NOT_ALLOWED;
+    if (!isJsonContentType(meta.contentType)) return UNSUPPORTED_MEDIA_TYPE;
+    return undefined;
+  }
+
+  async #readAndReceive(request: Request): Promise<WebhookAnswer> {
+    const body = await readLimited(request);
+    if (body === "too_large") return TOO_LARGE;
+    if (body === "truncated") return TRUNCATED_BODY;
+    return this.#receiveBody(request.headers.get("rebuno-signature"), body);
+  }
+
+  /** Signature, payload, dedupe and start of a delivery to the webhook path. */
+  #receiveBody(signature: string | null | undefined, body: Uint8Array): WebhookAnswer {
+    const refused = verifyDelivery(this.#secret, body, signature);
+    if (refused !== undefined) return refused;
+    const delivery = parseDelivery(body, this.protocol, this.#legacyLeaseSeconds);
     if (!isDelivery(delivery)) return delivery;
-    if (this.#closed)
-      return { status: 503, body: JSON.stringify({ code: "unavailable", message: "agent closing" }) };
+    if (this.#closed) return CLOSING;
     const key = `${delivery.executionId}\u0000${delivery.dispatchId}\u0000${delivery.attempt}`;
     const current = this.#running.get(delivery.executionId);
     // F40: same dispatch, same or older attempt → already handled; anything newer supersedes.
@@ -206,11 +394,13 @@ export class Agent<In = unknown, Out = unknown> {
     ) {
       return DUPLICATE;
     }
-    if (this.#recent.has(key)) return DUPLICATE;
+    // A legacy kernel redelivers a reclaimed dispatch under the same id and no attempt number, so
+    // only a run still in progress here makes it a duplicate.
+    if (delivery.fenced && this.#recent.has(key)) return DUPLICATE;
     current?.controller.abort(new Error("dispatch superseded by a newer delivery"));
     const run: RunningDispatch = { delivery, controller: new AbortController(), done: Promise.resolve() };
     this.#running.set(delivery.executionId, run);
-    this.#remember(key);
+    if (delivery.fenced) this.#remember(key);
     const task = runDispatch(this.#host, this.#transport, run).finally(() => {
       if (this.#running.get(delivery.executionId) === run) this.#running.delete(delivery.executionId);
       this.#tasks.delete(task);
@@ -238,7 +428,16 @@ export class Agent<In = unknown, Out = unknown> {
    * await server.close();
    * ```
    */
-  serve(options: ServeOptions = {}): Promise<ServeHandle> {
+  serve(options: ServeOptions = {}, handler?: AgentHandler<In, Out>): Promise<ServeHandle> {
+    // `serve(options, handler)` is the official SDK's form; it binds the handler first.
+    if (handler !== undefined) this.bind(handler);
+    if (this.#handler === undefined && !this.#overridesRun()) {
+      return Promise.reject(
+        new ConfigurationError(
+          `Agent '${this.id}' has no handler: call agent.bind(handler) or agent.serve(options, handler) first (${MIGRATION_HINT})`,
+        ),
+      );
+    }
     return serveAgent(this, options);
   }
 
@@ -257,7 +456,44 @@ export class Agent<In = unknown, Out = unknown> {
       for (const run of this.#running.values()) run.controller.abort(new Error("agent closed"));
       await this.join();
       await this.#transport.close();
+      this.#rejections.flush();
     })();
     return this.#closing;
   }
+}
+
+/** Reads a Web request body up to the webhook limit; never throws. */
+async function readLimited(request: Request): Promise<Uint8Array | "too_large" | "truncated"> {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_WEBHOOK_BYTES) {
+        reader.cancel().catch(() => {});
+        return "too_large";
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return "truncated";
+  }
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** A `SubagentClient` that builds its `Client` on first use (it reads REBUNO_API_KEY then). */
+function lazyClient(options: ConstructorParameters<typeof Client>[0]): SubagentClient {
+  let client: Client | undefined;
+  return { create: (...args) => (client ??= new Client(options)).create(...args) };
 }

@@ -6,6 +6,7 @@
 import { type AgentTransport, LeaseKeeper, SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import {
   Blocked,
+  ForbiddenError,
   failureReason,
   LeaseSuperseded,
   PolicyError,
@@ -13,9 +14,10 @@ import {
   RawJson,
   Terminated,
   ToolError,
+  TransportError,
   toWireJson,
 } from "@rebuno/protocol";
-import { ExecutionContext } from "../runtime/context.js";
+import { ExecutionContext, runUntilSuspended } from "../runtime/context.js";
 import type { KernelPort } from "../runtime/kernel-port.js";
 import type { Logger } from "../runtime/logger.js";
 import { checkpointOnCompletion } from "../runtime/resource.js";
@@ -35,6 +37,10 @@ export interface DispatchHost {
   readonly inputSchema: StandardSchemaV1 | undefined;
   readonly client: SubagentClient | undefined;
   invoke(input: unknown, ctx: ExecutionContext): unknown;
+  /** Event-loop stall warning threshold in ms (`false` disables; default: the keeper's). */
+  readonly loopStallWarnMs?: number | false | undefined;
+  /** A signed delivery named an execution of another agent; it is not run. */
+  onForeignExecution?(executionId: string, ownerAgentId: string | undefined): void;
 }
 
 /** A run in progress, as the agent tracks it for dedupe and supersede. */
@@ -68,9 +74,30 @@ export async function runDispatch(
   const leaseTransport = base.withSignal(run.controller.signal);
   let keeper: LeaseKeeper | undefined;
   try {
-    const execution = await leaseTransport.getExecution(executionId);
+    const execution = await leaseTransport.getExecution(executionId).catch((error: unknown) => {
+      // A v1 kernel refuses another agent's execution with 403 (the legacy one answers it).
+      if (ForbiddenError.isInstance(error)) return undefined;
+      throw error;
+    });
+    if (execution === undefined) {
+      host.onForeignExecution?.(executionId, undefined);
+      return;
+    }
     if (TERMINAL.has(execution.status)) return;
-    keeper = new LeaseKeeper({ transport: leaseTransport, executionId, lease, logger: host.logger });
+    // Two agents sharing one webhook URL and secret: never run (or fail) another agent's work.
+    if (execution.agentId !== host.id) {
+      host.onForeignExecution?.(executionId, execution.agentId);
+      return;
+    }
+    keeper = new LeaseKeeper({
+      transport: leaseTransport,
+      executionId,
+      lease,
+      logger: host.logger,
+      ...(host.loopStallWarnMs === false
+        ? { loopDelay: false as const }
+        : { loopDelayWarnMs: host.loopStallWarnMs }),
+    });
     keeper.start();
     // Cancellation seen on a decision aborts the run's signal too (frameworks stop early).
     const cancelled = new AbortController();
@@ -96,6 +123,18 @@ export async function runDispatch(
     await ctx.run(() => handle(host, ctx, transport));
   } catch (error) {
     if (isQuietStop(error) || run.controller.signal.aborted || keeper?.lost === true) return;
+    if (TransportError.isInstance(error)) {
+      // The kernel stayed unreachable for as long as the lease-bound calls kept retrying: the
+      // execution did not fail, so it is not failed. Without heartbeats the lease expires and the
+      // kernel redelivers; the next attempt replays every recorded step.
+      host.logger.warn(`kernel unreachable; leaving execution ${executionId} to redelivery`, {
+        executionId,
+        dispatchId,
+        error: error.message,
+      });
+      keeper?.abandon(error);
+      return;
+    }
     logError(host.logger, `unhandled error handling execution ${executionId}`, { error: String(error) });
   } finally {
     keeper?.stop();
@@ -119,7 +158,8 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
   }
   let value: unknown;
   try {
-    value = await host.invoke(input, ctx);
+    // A call that blocks parks the handler (no user catch can swallow it) and ends this await.
+    value = await runUntilSuspended(ctx, () => host.invoke(input, ctx));
   } catch (error) {
     await onHandlerError(host, ctx, transport, error);
     return;
@@ -162,6 +202,9 @@ async function onHandlerError(
 ): Promise<void> {
   // Anything thrown after a (possibly swallowed) block or termination is that suspension.
   if (ctx.suspension !== undefined || isQuietStop(thrown) || ctx.signal.aborted) return;
+  // A kernel call that found no kernel (NetworkError, TimeoutError) is no failure of the
+  // execution: runDispatch leaves it to redelivery instead of recording `failed`.
+  if (TransportError.isInstance(thrown)) throw thrown;
   let error = thrown;
   const refusal = refusalFromError(thrown);
   if (refusal !== undefined) {

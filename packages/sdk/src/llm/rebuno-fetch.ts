@@ -14,10 +14,10 @@ import {
   Terminated,
   toWireJson,
 } from "@rebuno/protocol";
-import { errorMessage } from "../runtime/call.js";
 import type { CallState } from "../runtime/call-state.js";
 import { type ExecutionContext, type Frame, frames, kState } from "../runtime/context.js";
 import type { StepDecisionLike } from "../runtime/kernel-port.js";
+import { errorMessage } from "../runtime/tool-failure.js";
 import { isEventStream, type LlmRecord, responseFromRecord, responseWithText } from "./record.js";
 import { refusalFor, refusalResponse } from "./refusal-response.js";
 import { teeStream } from "./stream-tee.js";

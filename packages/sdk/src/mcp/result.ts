@@ -1,7 +1,7 @@
 /**
  * Turning an MCP `CallToolResult` into the value a Rebuno step records, and into a ToolError
  * when the server reported a tool failure. The official SDKs (Python and the old TypeScript one)
- * ignored `isError`, so MCP tool failures were recorded as *successful* steps (sdk-surface G8).
+ * ignored `isError`, so MCP tool failures were recorded as *successful* steps.
  */
 import { ToolError } from "@rebuno/protocol";
 

@@ -3,7 +3,7 @@
  * Rebuno tools: every call is a recorded `tool_call` step (policy, approvals, idempotency,
  * replay), built on {@link wrapTool}.
  *
- * Differences from the previous SDKs (sdk-surface F15–F18, G8):
+ * Differences from the official SDKs:
  * - the client is used correctly: `listTools()` returns `{ tools, nextCursor }` (all pages are
  *   read) and `callTool({ name, arguments })` is called as a method, so `this` is kept;
  * - `isError: true` results fail the step with a ToolError (or, with `onError: "return"`, are
@@ -62,7 +62,7 @@ export interface WrapMcpToolsOptions {
   readonly include?: readonly string[] | ((tool: McpToolDescriptor) => boolean);
   /** Default `"safe_to_retry"`; use `"at_most_once"` for tools with side effects. */
   readonly idempotency?: PerTool<Idempotency>;
-  /** Resource keys the tool may change (protocol.md §1.10). */
+  /** Resource keys the tool may change (registered with `resource()`; see docs/sdk/agents.md). */
   readonly resources?: PerTool<readonly string[]>;
   /**
    * Drop `null`/`undefined` arguments before recording and calling (default `true`): models fill
@@ -80,8 +80,24 @@ export interface WrapMcpToolsOptions {
   readonly toResult?: (result: unknown, tool: McpToolDescriptor) => unknown;
 }
 
+/** Calls an MCP tool by its server-side name (the official SDK's `call` option). */
+export type McpCall = (name: string, args: Record<string, unknown>) => unknown;
+
+/** Options of the descriptor-list form: the official SDK's `{ call, prefix, … }`. */
+export interface WrapMcpDescriptorsOptions extends WrapMcpToolsOptions {
+  /** Called with the bare server-side name and the (null-stripped) arguments. */
+  readonly call: McpCall;
+}
+
+const MCP_FORMS =
+  "pass an MCP client (wrapMcpTools(client, options)) or a descriptor list with a call option (wrapMcpTools(listed.tools, { call })); see docs/migration.md";
+
 /**
  * List every tool of `client` (all pages) and wrap the included ones.
+ *
+ * The official SDK's form, a plain descriptor list plus `call`, is accepted too and returns the
+ * tools at once (nothing to list):
+ * `wrapMcpTools(listed.tools, { call: (name, args) => client.callTool({ name, arguments: args }), prefix })`.
  *
  * @example
  * ```ts
@@ -90,9 +106,53 @@ export interface WrapMcpToolsOptions {
  * const tools = await wrapMcpTools(client, { prefix: "github", idempotency: "at_most_once" });
  * ```
  */
-export async function wrapMcpTools(
+export function wrapMcpTools(client: McpClientLike, options?: WrapMcpToolsOptions): Promise<McpRebunoTool[]>;
+export function wrapMcpTools(
+  descriptors: Iterable<McpToolDescriptor>,
+  options: WrapMcpDescriptorsOptions,
+): McpRebunoTool[];
+export function wrapMcpTools(
+  source: McpClientLike | Iterable<McpToolDescriptor>,
+  options: WrapMcpToolsOptions | WrapMcpDescriptorsOptions = {},
+): Promise<McpRebunoTool[]> | McpRebunoTool[] {
+  if (isMcpClient(source)) return wrapListedTools(source, options);
+  if (!isIterable(source)) throw new ConfigurationError(`wrapMcpTools: ${MCP_FORMS}`);
+  const client = callClient(options);
+  return wrapDescriptors(client, [...source], options);
+}
+
+function isMcpClient(value: unknown): value is McpClientLike {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as McpClientLike).listTools === "function" &&
+    typeof (value as McpClientLike).callTool === "function"
+  );
+}
+
+function isIterable(value: unknown): value is Iterable<McpToolDescriptor> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Iterable<unknown>)[Symbol.iterator] === "function"
+  );
+}
+
+/** The `call` option as the one client method the wrappers use. */
+function callClient(options: WrapMcpToolsOptions | WrapMcpDescriptorsOptions): McpClientLike {
+  const call = (options as Partial<WrapMcpDescriptorsOptions>).call;
+  if (typeof call !== "function") {
+    throw new ConfigurationError(`wrapMcpTools: a descriptor list needs a call option; ${MCP_FORMS}`);
+  }
+  return {
+    listTools: async () => ({ tools: [] }),
+    callTool: async (params) => call(params.name, params.arguments ?? {}),
+  };
+}
+
+async function wrapListedTools(
   client: McpClientLike,
-  options: WrapMcpToolsOptions = {},
+  options: WrapMcpToolsOptions,
 ): Promise<McpRebunoTool[]> {
   const descriptors: McpToolDescriptor[] = [];
   let cursor: string | undefined;
@@ -105,6 +165,19 @@ export async function wrapMcpTools(
     if (cursor !== undefined && seenCursors.has(cursor)) break;
     if (cursor !== undefined) seenCursors.add(cursor);
   } while (cursor !== undefined);
+  return wrapDescriptors(client, descriptors, options);
+}
+
+function wrapDescriptors(
+  client: McpClientLike,
+  descriptors: readonly McpToolDescriptor[],
+  options: WrapMcpToolsOptions,
+): McpRebunoTool[] {
+  for (const d of descriptors) {
+    if (typeof d !== "object" || d === null || typeof d.name !== "string") {
+      throw new ConfigurationError(`wrapMcpTools: every descriptor needs a string name; ${MCP_FORMS}`);
+    }
+  }
   const included = descriptors.filter((d) => isIncluded(d, options.include));
   if (Array.isArray(options.include)) {
     const missing = options.include.filter((n) => !descriptors.some((d) => d.name === n));
@@ -118,12 +191,28 @@ export async function wrapMcpTools(
   return included.map((d) => buildTool(client, d, names.get(exportedName(d.name, options.prefix))!, options));
 }
 
-/** Wrap one already-listed MCP tool. */
+/**
+ * Wrap one already-listed MCP tool: `wrapMcpTool(client, descriptor, options)`, or the official
+ * SDK's `wrapMcpTool(descriptor, { call, prefix })`.
+ */
 export function wrapMcpTool(
   client: McpClientLike,
   descriptor: McpToolDescriptor,
-  options: WrapMcpToolsOptions = {},
+  options?: WrapMcpToolsOptions,
+): McpRebunoTool;
+export function wrapMcpTool(descriptor: McpToolDescriptor, options: WrapMcpDescriptorsOptions): McpRebunoTool;
+export function wrapMcpTool(
+  first: McpClientLike | McpToolDescriptor,
+  second?: McpToolDescriptor | WrapMcpDescriptorsOptions,
+  third: WrapMcpToolsOptions = {},
 ): McpRebunoTool {
+  const official = !isMcpClient(first);
+  const client = official ? callClient((second ?? {}) as WrapMcpDescriptorsOptions) : first;
+  const descriptor = (official ? first : second) as McpToolDescriptor;
+  const options = (official ? second : third) as WrapMcpToolsOptions;
+  if (typeof descriptor !== "object" || descriptor === null || typeof descriptor.name !== "string") {
+    throw new ConfigurationError(`wrapMcpTool: the descriptor needs a string name; ${MCP_FORMS}`);
+  }
   const name = assignToolNames([exportedName(descriptor.name, options.prefix)])
     .values()
     .next().value as string;

@@ -1,13 +1,15 @@
 /**
  * Per-dispatch bookkeeping behind an ExecutionContext: how many calls are in flight, which of
- * them wait on subagents, the resource lock, and the resources registered in this dispatch.
+ * them wait on subagents, the resource lock, the resources registered in this dispatch, and the
+ * suspension that ends it.
  */
 import { Blocked, LeaseSuperseded, RebunoError, Terminated } from "@rebuno/protocol";
-import type { ExecutionContext } from "./context.js";
-import type { KernelPort } from "./kernel-port.js";
+import type { KernelPort, LeaseRef, SubagentClient } from "./kernel-port.js";
 import type { Logger } from "./logger.js";
 import type { RegisteredResource } from "./resource-types.js";
-import type { SubagentClient } from "./subagent.js";
+
+/** Why a dispatch stops without writing an outcome. */
+export type Suspension = Blocked | Terminated;
 
 interface Waiter {
   /** In-flight calls this wait blocks: the waiting call and every call enclosing it. */
@@ -48,17 +50,61 @@ export class CallState {
   readonly resources: Map<string, RegisteredResource> = new Map();
   /** Aborts the run's signal when the execution turns out to be terminal (cancelled). */
   onTerminal: ((reason: Terminated) => void) | undefined;
+  /**
+   * When true (set by {@link runUntilSuspended}), a call that meets the suspension returns a
+   * promise that never settles instead of throwing, so no user `catch` can swallow it: the
+   * dispatch ends through {@link suspended} while the handler stays parked where it stopped.
+   */
+  holdOnSuspend = false;
   private waiters: Waiter[] = [];
   private suspending = false;
   private lockTail: Promise<void> = Promise.resolve();
+  private current: Suspension | undefined;
+  private readonly suspendedSignal: { promise: Promise<Suspension>; resolve: (s: Suspension) => void };
 
   constructor(
-    readonly ctx: ExecutionContext,
+    readonly executionId: string,
+    readonly lease: LeaseRef,
     readonly port: KernelPort,
     readonly logger: Logger,
     readonly onCurrentStep: ((label: string | undefined) => void) | undefined,
     readonly client: SubagentClient | undefined,
-  ) {}
+  ) {
+    let resolve!: (s: Suspension) => void;
+    const promise = new Promise<Suspension>((r) => {
+      resolve = r;
+    });
+    this.suspendedSignal = { promise, resolve };
+  }
+
+  /** The suspension of this dispatch, once one happened. */
+  get suspension(): Suspension | undefined {
+    return this.current;
+  }
+
+  /** Records the first suspension (later ones are ignored) and wakes {@link suspended}. */
+  suspend(reason: Suspension): Suspension {
+    if (this.current === undefined) {
+      this.current = reason;
+      this.suspendedSignal.resolve(reason);
+    }
+    return this.current;
+  }
+
+  /** Resolves with the first suspension of this dispatch. */
+  get suspended(): Promise<Suspension> {
+    return this.suspendedSignal.promise;
+  }
+
+  /**
+   * What a call that meets the suspension gives its caller: a promise that never settles under
+   * {@link holdOnSuspend} (the dispatch is ending; nothing after the call may run), else the
+   * rejection with the suspension (tool test contexts, code run outside an agent dispatch).
+   */
+  halt(reason: Suspension): Promise<never> {
+    const suspension = this.suspend(reason);
+    return this.holdOnSuspend ? new Promise<never>(() => {}) : Promise.reject(suspension);
+  }
 
   /**
    * Takes the resource lock (a promise-chain mutex). While any resource is registered, calls run
@@ -87,7 +133,7 @@ export class CallState {
    * `ctx.suspension`), false when the children already settled.
    */
   waitIdle(depth: number): Promise<boolean> {
-    if (this.ctx.suspension !== undefined) return Promise.resolve(true);
+    if (this.current !== undefined) return Promise.resolve(true);
     return new Promise<boolean>((resolve, reject) => {
       this.waiters.push({ weight: Math.max(depth, 1), resolve, reject });
       this.checkIdle();
@@ -115,15 +161,15 @@ export class CallState {
 
   private async suspendOnce(): Promise<boolean> {
     try {
-      if (this.ctx.suspension !== undefined) return true;
+      if (this.current !== undefined) return true;
       for (let attempt = 1; ; attempt++) {
         try {
-          const suspended = await this.port.suspend(this.ctx.id, this.ctx.lease);
-          if (suspended) this.ctx.suspension ??= new Blocked("step blocked", { reason: "awaiting_steps" });
+          const suspended = await this.port.suspend(this.executionId, this.lease);
+          if (suspended) this.suspend(new Blocked("step blocked", { reason: "awaiting_steps" }));
           return suspended;
         } catch (error) {
           if (Terminated.isInstance(error)) {
-            this.ctx.suspension ??= error;
+            this.suspend(error);
             this.onTerminal?.(error);
             throw error;
           }
@@ -133,10 +179,10 @@ export class CallState {
             // Not a tool failure: leave the step executing and the dispatch to expire, so the
             // kernel redelivers and the (idempotent) child creation is simply repeated.
             this.logger.warn("suspend failed; leaving the dispatch for redelivery", {
-              executionId: this.ctx.id,
+              executionId: this.executionId,
               error: error instanceof Error ? error.message : String(error),
             });
-            this.ctx.suspension ??= new Blocked("step blocked", { reason: "suspend_failed", cause: error });
+            this.suspend(new Blocked("step blocked", { reason: "suspend_failed", cause: error }));
             return true;
           }
           await sleep(SUSPEND_BACKOFF_MS * 2 ** (attempt - 1));

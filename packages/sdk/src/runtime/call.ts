@@ -5,7 +5,6 @@
  * and args/results are serialized exactly once (the text travels as `RawJson`).
  */
 
-import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import {
   Blocked,
   LeaseSuperseded,
@@ -21,23 +20,20 @@ import type { CallSpec } from "../tools/tool-spec.js";
 import { type CallState, LockHandle } from "./call-state.js";
 import { captureDue } from "./captures.js";
 import { type ExecutionContext, type Frame, frames, kState } from "./context.js";
+import { isControlFlow } from "./control-flow.js";
 import type { StepDecisionLike, StepResourceRef } from "./kernel-port.js";
+import { deniedToolError, errorMessage, recordedFailureText, toolErrorFromRecord } from "./tool-failure.js";
 import { validateWith } from "./validate.js";
 
 /** A body as the runtime calls it: `this` is the toolbox instance (or undefined). */
 export type CallBody = (this: unknown, args: never) => unknown;
 
-/** Errors that end or pause the dispatch rather than fail a step (F09). */
-export function isControlFlow(error: unknown): boolean {
-  return (
-    Blocked.isInstance(error) ||
-    Terminated.isInstance(error) ||
-    LeaseSuperseded.isInstance(error) ||
-    PolicyError.isInstance(error) ||
-    RateLimited.isInstance(error) ||
-    SubmissionOutcomeUnknown.isInstance(error)
-  );
-}
+/**
+ * How a tool call meets a policy denial: `"result"` resolves to the tool's `formatDenial`
+ * rendering (what frameworks hand the LLM), `"throw"` rejects with a `ToolError` whose reason is
+ * `denied` (direct calls from code, whose declared return type cannot hold the denial).
+ */
+export type DenialMode = "result" | "throw";
 
 function invokeBody(body: CallBody, self: unknown, args: unknown): unknown {
   return body.call(self, args as never);
@@ -57,9 +53,10 @@ export async function runCall(
   args: unknown,
   body: CallBody,
   self: unknown,
+  denialMode: DenialMode = "result",
 ): Promise<unknown> {
   const ctx = frame.ctx;
-  if (ctx.suspension !== undefined) throw ctx.suspension;
+  if (ctx.suspension !== undefined) return haltIn(frame, ctx.suspension);
   if (spec.input !== undefined) args = await validateWith(spec.input, args, `${spec.target}: invalid input`);
   // Strict JSON before anything leaves the process: a TypeError names the offending path.
   const argsText = toWireJson(args, "args");
@@ -78,7 +75,7 @@ export async function runCall(
       idempotency: spec.idempotency,
       resources: spec.resources,
     });
-    if (decision.decision !== "proceed") return settleDecision(ctx, spec, decision);
+    if (decision.decision !== "proceed") return settleDecision(frame, spec, decision, denialMode);
     const stepId = decision.stepId ?? "";
     const step: Frame = {
       ctx,
@@ -87,6 +84,8 @@ export async function runCall(
       holdsLock: lock !== undefined || frame.holdsLock,
       depth: frame.depth + 1,
       lock,
+      parent: frame,
+      suspendedWithin: false,
     };
     state.onCurrentStep?.(spec.target);
     let text: string;
@@ -100,13 +99,24 @@ export async function runCall(
       text = toWireJson(value, "result");
     } catch (error) {
       if (isControlFlow(error)) throw error;
-      await failStep(ctx, state, stepId, errorMessage(error), decision.resources);
-      throw ToolError.isInstance(error)
-        ? error
-        : new ToolError(errorMessage(error), { toolId: spec.target, stepId, cause: error });
+      // A ToolError already about this step (a settled subagent) was built from its record.
+      const failure =
+        ToolError.isInstance(error) && error.stepId === stepId && error.toolId === spec.target
+          ? error
+          : toolErrorFromRecord(
+              { message: recordedFailureText(error, spec.target) },
+              spec.target,
+              stepId,
+              error,
+            );
+      await failStep(ctx, state, stepId, failure.failure, decision.resources);
+      throw failure;
     } finally {
       state.onCurrentStep?.(undefined);
     }
+    // A body that swallowed a suspension met inside it (possible only outside an agent dispatch,
+    // where calls reject instead of parking) must not record a result: the step still waits.
+    if (step.suspendedWithin && ctx.suspension !== undefined) return haltIn(frame, ctx.suspension);
     const due = decision.resources;
     const captures = isCaptureDue(state, due) ? await captureDue(state, due) : undefined;
     const result = new RawJson(text);
@@ -142,20 +152,32 @@ function isCaptureDue(
   return due !== undefined && due.length > 0 && state.resources.size > 0;
 }
 
-function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDecisionLike): unknown {
+/** Stops the call that runs in `frame` with the suspension (see `CallState.halt`). */
+export function haltIn(frame: Frame, suspension: Blocked | Terminated): Promise<never> {
+  for (let f: Frame | undefined = frame; f !== undefined; f = f.parent) f.suspendedWithin = true;
+  return frame.ctx[kState].halt(suspension);
+}
+
+function settleDecision(
+  frame: Frame,
+  spec: CallSpec,
+  decision: StepDecisionLike,
+  denialMode: DenialMode,
+): unknown {
+  const ctx = frame.ctx;
   switch (decision.decision) {
     case "replay":
       if (decision.error !== undefined && decision.error !== null) {
-        throw new ToolError(replayErrorMessage(decision.error), {
-          toolId: spec.target,
-          ...(decision.stepId === undefined ? {} : { stepId: decision.stepId }),
-        });
+        throw toolErrorFromRecord(decision.error, spec.target, decision.stepId);
       }
       return decision.result ?? null;
     case "denied": {
       const reason = decision.reason || "policy_denied";
       const error = new PolicyError(reason, { reason, ruleId: decision.ruleId });
-      if (spec.formatDenial !== undefined) return spec.formatDenial(spec.target, error);
+      if (spec.formatDenial !== undefined) {
+        if (denialMode === "throw") throw deniedToolError(spec.target, decision.stepId, error);
+        return spec.formatDenial(spec.target, error);
+      }
       // G12: a swallowed step/LLM denial must still fail the execution.
       ctx.denial = error;
       throw error;
@@ -163,19 +185,16 @@ function settleDecision(ctx: ExecutionContext, spec: CallSpec, decision: StepDec
     case "rate_limited":
       throw new RateLimited(decision.reason || "rate_limit_exceeded");
     case "blocked":
-    case "execution_blocked": {
-      const blocked = new Blocked("step blocked", {
-        reason: decision.reason,
-        approvalId: decision.approvalId,
-      });
-      ctx.suspension ??= blocked;
-      throw blocked;
-    }
+    case "execution_blocked":
+      return haltIn(
+        frame,
+        new Blocked("step blocked", { reason: decision.reason, approvalId: decision.approvalId }),
+      );
     case "execution_terminal": {
       const terminated = new Terminated();
-      ctx.suspension ??= terminated;
+      const halted = haltIn(frame, terminated);
       ctx[kState].onTerminal?.(terminated);
-      throw terminated;
+      return halted;
     }
     default:
       throw new RebunoError(`unexpected step decision: ${decision.decision}`);
@@ -209,20 +228,4 @@ async function failStep(
       },
     );
   }
-}
-
-/** `message || name` of an error; String() of anything else. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === "string" ? error : String(error);
-}
-
-// F08: error.message, else error.reason, else the JSON of the error.
-function replayErrorMessage(error: unknown): string {
-  if (typeof error === "object" && error !== null) {
-    const e = error as { message?: unknown; reason?: unknown };
-    if (typeof e.message === "string" && e.message !== "") return e.message;
-    if (typeof e.reason === "string" && e.reason !== "") return e.reason;
-  }
-  return typeof error === "string" ? error : JSON.stringify(error);
 }

@@ -4,10 +4,11 @@
  * for successes and failures alike. A failed capture is reported, the outcome is kept.
  */
 
-import { errorMessage, isControlFlow } from "./call.js";
 import type { CallState } from "./call-state.js";
+import { isControlFlow } from "./control-flow.js";
 import type { CaptureFailureRef, CaptureRef, CaptureSet, StepResourceRef } from "./kernel-port.js";
 import type { RegisteredResource } from "./resource-types.js";
+import { errorMessage } from "./tool-failure.js";
 
 /** Checkpoints one resource; returns the capture or the failure. */
 export async function captureOne(

@@ -7,9 +7,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Blocked, PolicyError, Terminated } from "@rebuno/protocol";
 import { CallState, type LockHandle } from "./call-state.js";
-import type { KernelPort, LeaseRef } from "./kernel-port.js";
+import type { KernelPort, LeaseRef, SubagentClient } from "./kernel-port.js";
 import { consoleLogger, type Logger } from "./logger.js";
-import type { SubagentClient } from "./subagent.js";
 
 /**
  * One level of the ambient call stack. The root frame belongs to the handler; each running tool
@@ -27,6 +26,10 @@ export interface Frame {
   readonly depth: number;
   /** The lock this call took itself (so a subagent wait can hand it back). */
   readonly lock?: LockHandle | undefined;
+  /** The enclosing frame (undefined for the handler's root frame). */
+  readonly parent?: Frame | undefined;
+  /** Set when a call inside this body met the suspension: its result must not be recorded. */
+  suspendedWithin?: boolean;
 }
 
 /** Ambient frames. Exported for the runtime modules only (not from the package index). */
@@ -83,10 +86,16 @@ export class ExecutionContext {
 
   /**
    * Set when the run must stop without writing an outcome: a `Blocked` (approval, subagent
-   * suspension, rate-limit park) or `Terminated`. Once set, further calls throw it at once, and
-   * the agent writes nothing even if a framework swallowed the error.
+   * suspension, rate-limit park) or `Terminated`. The first one wins. Under an agent dispatch a
+   * call that meets it never settles (no user `catch` can swallow it) and the dispatch ends;
+   * elsewhere further calls reject with it at once. Either way the agent writes nothing.
    */
-  suspension: Blocked | Terminated | undefined;
+  get suspension(): Blocked | Terminated | undefined {
+    return this[kState].suspension;
+  }
+  set suspension(value: Blocked | Terminated | undefined) {
+    if (value !== undefined) this[kState].suspend(value);
+  }
 
   /**
    * The last denial of a `step()` or LLM call. A handler that swallows it and returns normally
@@ -105,10 +114,10 @@ export class ExecutionContext {
     this.dispatchId = init.lease.dispatchId;
     this.dispatchAttempt = init.lease.attempt;
     this.signal = init.signal ?? new AbortController().signal;
-    this.suspension = undefined;
     this.denial = undefined;
     this[kState] = new CallState(
-      this,
+      this.id,
+      this.lease,
       init.port,
       init.logger ?? consoleLogger,
       init.onCurrentStep,
@@ -139,6 +148,32 @@ export class ExecutionContext {
   run<T>(fn: () => T): T {
     return frames.run({ ctx: this, stepId: undefined, target: undefined, holdsLock: false, depth: 0 }, fn);
   }
+}
+
+/** What {@link runUntilSuspended} resolves to when the dispatch suspended. */
+export const SUSPENDED: unique symbol = Symbol("rebuno.suspended");
+
+/**
+ * Runs a handler with suspension held: a tool call, `subagent()` or `step()` that blocks never
+ * settles, so the handler stops at that call whatever `try`/`catch` surrounds it, and this
+ * resolves with {@link SUSPENDED} as soon as the suspension is recorded. The parked handler is
+ * dropped (garbage) when the dispatch ends; its `finally` blocks do not run, as in other
+ * durable-execution runtimes. Used by the agent runtime; not part of the package index.
+ */
+export function runUntilSuspended<T>(
+  ctx: ExecutionContext,
+  handler: () => T | PromiseLike<T>,
+): Promise<Awaited<T> | typeof SUSPENDED> {
+  const state = ctx[kState];
+  state.holdOnSuspend = true;
+  const parked: Promise<typeof SUSPENDED> = state.suspended.then(() => SUSPENDED);
+  let running: Promise<Awaited<T>>;
+  try {
+    running = Promise.resolve(ctx.run(handler)) as Promise<Awaited<T>>;
+  } catch (error) {
+    running = Promise.reject(error);
+  }
+  return Promise.race([running, parked]);
 }
 
 // The transport answers `GET .../previous` with the `{state}` envelope or the bare state.

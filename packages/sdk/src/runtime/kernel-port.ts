@@ -126,3 +126,16 @@ export interface KernelPort {
     body: { readonly seq: number; readonly data: string },
   ): Promise<unknown>;
 }
+
+/** The part of `Client` that `subagent()` uses to create the child execution. */
+export interface SubagentClient {
+  create(
+    agentId: string,
+    input?: unknown,
+    options?: {
+      readonly session?: string;
+      readonly idempotencyKey?: string;
+      readonly spawnedBy?: { readonly executionId: string; readonly stepId: string };
+    },
+  ): Promise<unknown>;
+}

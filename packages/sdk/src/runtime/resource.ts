@@ -3,13 +3,14 @@
  * forks and session turns can restore it from checkpoints (sdk-surface F51–F55).
  */
 import { ConfigurationError } from "@rebuno/protocol";
-import { errorMessage, isControlFlow } from "./call.js";
 import type { CallState } from "./call-state.js";
 import { LockHandle } from "./call-state.js";
 import { captureOne } from "./captures.js";
 import { type ExecutionContext, frames, kState, OUTSIDE_HINT } from "./context.js";
+import { isControlFlow } from "./control-flow.js";
 import type { CaptureSet } from "./kernel-port.js";
 import type { CheckpointPolicy, RegisteredResource, ResourceDriver } from "./resource-types.js";
+import { errorMessage } from "./tool-failure.js";
 
 const RESOURCE_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
 

@@ -56,8 +56,13 @@ export function step<T, A extends object = Record<string, never>>(
   name: string,
   fn: (args: A) => T | Promise<T>,
   args?: A,
-  options?: StepOptions,
+  options?: StepOptions | Idempotency,
+  resources?: readonly string[],
 ): Promise<Awaited<T>> {
+  // The official SDK's positional form `step(name, fn, args, idempotency, resources)` maps onto
+  // the options object; read as an object, the string would silently mean `safe_to_retry`.
+  if (typeof options === "string") options = { idempotency: options, resources };
+  else if (resources !== undefined) options = { ...options, resources };
   const frame = frames.getStore();
   if (frame === undefined) {
     return Promise.reject(

@@ -6,20 +6,12 @@
  */
 import { Client } from "@rebuno/client";
 import { RebunoError, ToolError, ValidationError } from "@rebuno/protocol";
+import { haltIn } from "./call.js";
 import { frames, kState } from "./context.js";
+import type { SubagentClient } from "./kernel-port.js";
+import { toolErrorFromRecord } from "./tool-failure.js";
 
-/** The part of `Client` subagent() uses. */
-export interface SubagentClient {
-  create(
-    agentId: string,
-    input?: unknown,
-    options?: {
-      readonly session?: string;
-      readonly idempotencyKey?: string;
-      readonly spawnedBy?: { readonly executionId: string; readonly stepId: string };
-    },
-  ): Promise<unknown>;
-}
+export type { SubagentClient };
 
 /** Options of {@link subagent}. */
 export interface SubagentOptions {
@@ -41,7 +33,8 @@ let defaultClient: SubagentClient | undefined;
 /**
  * Runs agent `agentId` as a child of the calling tool's step and returns its output.
  *
- * @throws ToolError when the child failed or was cancelled (message names the reason).
+ * @throws ToolError when the child failed or was cancelled: `reason` is `subagent_failed` or
+ *   `subagent_cancelled`, `childExecutionId` and `childError` (its failure reason) are set.
  * @throws Error when called outside a tool or step body.
  * @example
  * ```ts
@@ -72,7 +65,7 @@ export async function subagent<T = unknown>(
         "(a child in its parent's session would wait behind its own parent)",
     );
   }
-  if (ctx.suspension !== undefined) throw ctx.suspension;
+  if (ctx.suspension !== undefined) return haltIn(frame, ctx.suspension);
   const state = ctx[kState];
   const client = options.client ?? state.client ?? (defaultClient ??= new Client());
   await client.create(agentId, input, {
@@ -86,19 +79,16 @@ export async function subagent<T = unknown>(
   const lock = frame.lock?.held === true ? frame.lock : undefined;
   lock?.release();
   const suspended = await state.waitIdle(frame.depth);
-  if (suspended) throw ctx.suspension ?? new RebunoError("suspended without a recorded suspension");
+  if (suspended) {
+    if (ctx.suspension === undefined) throw new RebunoError("suspended without a recorded suspension");
+    return haltIn(frame, ctx.suspension);
+  }
   await lock?.take();
   const step = await state.port.getStep(ctx.id, stepId);
   if (step === null) throw new ToolError(`subagent('${agentId}'): step ${stepId} not found`, { stepId });
   if (step.error !== undefined && step.error !== null) {
-    const e = step.error as { message?: unknown; reason?: unknown };
-    const message =
-      typeof e.message === "string" && e.message !== ""
-        ? e.message
-        : typeof e.reason === "string"
-          ? e.reason
-          : JSON.stringify(step.error);
-    throw new ToolError(message, { toolId: step.target, stepId });
+    // The same mapping a replay of this step uses, so the rerun throws the identical error.
+    throw toolErrorFromRecord(step.error, step.target, stepId);
   }
   return (step.result ?? null) as T;
 }

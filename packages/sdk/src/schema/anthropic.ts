@@ -7,7 +7,7 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
-import { isSchemaObject, requiredSet } from "./schema-walk.js";
+import { isSchemaObject, requiredSet, withoutDialect } from "./schema-walk.js";
 import { compileStrictSchema, type StrictDialect } from "./strict-compiler.js";
 import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
@@ -147,9 +147,4 @@ function convert(tool: RebunoTool, fn: (schema: JsonSchema) => JsonSchema): Json
     }
     throw error;
   }
-}
-
-function withoutDialect(schema: JsonSchema): JsonSchema {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
 }

@@ -10,7 +10,7 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
-import { isSchemaObject, joinPath, requiredSet, resolveLocalRef } from "./schema-walk.js";
+import { isSchemaObject, joinPath, requiredSet, resolveLocalRef, withoutDialect } from "./schema-walk.js";
 import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
 import { collectTools, type ToolSource } from "./tool-source.js";
@@ -65,8 +65,8 @@ export function toGeminiTools(tools: ToolSource, options: GeminiToolsOptions = {
   const functionDeclarations = list.map((tool): GeminiFunctionDeclaration => {
     const name = names.get(tool.name)!;
     if (options.schema === "json-schema") {
-      const { $schema: _dialect, ...rest } = wrap(tool, () => toJsonSchema(tool.inputSchema));
-      return { name, description: tool.description, parametersJsonSchema: rest };
+      const parametersJsonSchema = wrap(tool, () => withoutDialect(toJsonSchema(tool.inputSchema)));
+      return { name, description: tool.description, parametersJsonSchema };
     }
     return {
       name,

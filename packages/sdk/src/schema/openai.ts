@@ -8,7 +8,7 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import type { JsonSchema, RebunoTool } from "../tool-types.js";
-import { allowsNull, isSchemaObject, requiredSet, resolveLocalRef } from "./schema-walk.js";
+import { allowsNull, isSchemaObject, requiredSet, resolveLocalRef, withoutDialect } from "./schema-walk.js";
 import { compileStrictSchema, type StrictDialect } from "./strict-compiler.js";
 import { toJsonSchema } from "./to-json-schema.js";
 import { assignToolNames } from "./tool-names.js";
@@ -119,8 +119,7 @@ export function toOpenAITools(
 function openAIParameters(tool: RebunoTool, strict: boolean): JsonSchema {
   try {
     if (strict) return toOpenAIStrictSchema(tool.inputSchema);
-    const { $schema: _dialect, ...rest } = toJsonSchema(tool.inputSchema);
-    return rest;
+    return withoutDialect(toJsonSchema(tool.inputSchema));
   } catch (error) {
     if (error instanceof ConfigurationError) {
       throw new ConfigurationError(`tool '${tool.name}': ${error.message}`, { cause: error });

@@ -119,6 +119,17 @@ export function mapSubschemas(
 }
 
 /**
+ * A deep copy of `schema` without `$schema` in any schema position. Providers and their strict
+ * modes accept only the keywords they document, and a dialect marker is none of them; data
+ * keywords (`const`, `enum`, `default`, `examples`) and property names are kept verbatim.
+ */
+export function withoutDialect(schema: JsonSchema): JsonSchema {
+  const strip = (node: unknown): unknown => (isSchemaObject(node) ? withoutDialect(node) : cloneJson(node));
+  const { $schema: _dialect, ...rest } = mapSubschemas(schema, strip);
+  return rest;
+}
+
+/**
  * Rewrite draft-07 spellings (what zod-to-json-schema emits) into draft 2020-12: `definitions` →
  * `$defs` (and the matching `$ref`s), tuple `items: [...]` → `prefixItems`, `additionalItems` →
  * `items`. Returns a new schema.

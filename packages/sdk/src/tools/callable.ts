@@ -3,13 +3,14 @@
  * point a tool call takes into the runtime.
  */
 
-import { type CallBody, runCall } from "../runtime/call.js";
+import { type CallBody, type DenialMode, runCall } from "../runtime/call.js";
 import { frames, OUTSIDE_HINT } from "../runtime/context.js";
 import type { RebunoTool, ToolCallOptions } from "../tool-types.js";
 import type { ToolSpec } from "./tool-spec.js";
 
 /**
- * Runs a tool call in the active execution.
+ * Runs a tool call in the active execution. `denialMode` `"throw"` is for direct calls from
+ * code (decorated methods, `tool(args)`), `"result"` for `execute`, the entry frameworks use.
  *
  * @throws Error when no execution is active (sdk-surface §2 text plus how to fix it).
  */
@@ -18,7 +19,8 @@ export function callTool(
   body: CallBody,
   self: unknown,
   args: unknown,
-  options?: ToolCallOptions,
+  options: ToolCallOptions | undefined,
+  denialMode: DenialMode,
 ): Promise<unknown> {
   // A framework that already gave up on this call (its abort signal fired) must not start a
   // recorded effect: nothing is submitted, so nothing is left for the kernel to replay or orphan.
@@ -32,12 +34,14 @@ export function callTool(
       ),
     );
   }
-  return runCall(frame, spec, args === undefined ? {} : args, body, self);
+  return runCall(frame, spec, args === undefined ? {} : args, body, self, denialMode);
 }
 
 /**
- * Makes the callable tool object: `tool(args)` is `tool.execute(args)`. Properties are own and
- * enumerable, so `{ ...tool }` keeps `name`, `description` and `inputSchema`.
+ * Makes the callable tool object. `tool.execute(args)` is what frameworks call: a policy denial
+ * resolves to the tool's denial rendering for the LLM. `tool(args)` is the direct call from code:
+ * a denial rejects with `ToolError` (reason `denied`), so the result type stays the tool's own.
+ * Properties are own and enumerable, so `{ ...tool }` keeps `name`, `description` and `inputSchema`.
  *
  * @param prepare maps the caller's argument before recording (wrapTool's `transformArgs`).
  */
@@ -49,14 +53,20 @@ export function createToolObject<Args, Out>(
 ): RebunoTool<Args, Out> {
   const execute =
     prepare === undefined
-      ? (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, args, options)
-      : (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, prepare(args), options);
+      ? (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, args, options, "result")
+      : (args: Args, options?: ToolCallOptions) =>
+          callTool(spec, body, self, prepare(args), options, "result");
+  const call =
+    prepare === undefined
+      ? (args: Args, options?: ToolCallOptions) => callTool(spec, body, self, args, options, "throw")
+      : (args: Args, options?: ToolCallOptions) =>
+          callTool(spec, body, self, prepare(args), options, "throw");
   const enumerable = (value: unknown): PropertyDescriptor => ({
     value,
     enumerable: true,
     configurable: true,
   });
-  Object.defineProperties(execute, {
+  Object.defineProperties(call, {
     name: enumerable(spec.name),
     description: enumerable(spec.description),
     inputSchema: enumerable(spec.inputSchema),
@@ -66,5 +76,5 @@ export function createToolObject<Args, Out>(
     resources: enumerable(spec.resources),
     execute: enumerable(execute),
   });
-  return execute as unknown as RebunoTool<Args, Out>;
+  return call as unknown as RebunoTool<Args, Out>;
 }

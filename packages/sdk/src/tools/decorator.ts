@@ -1,6 +1,8 @@
 /**
- * `@tool`: TC39 (stage-3) method decorator that turns a toolbox method into a recorded,
- * policy-governed tool call.
+ * `@tool`: the method decorator that turns a toolbox method into a recorded, policy-governed tool
+ * call. It works as a TC39 (stage-3) decorator, the default, and under TypeScript's
+ * `experimentalDecorators`, told apart by the arguments it receives (a context object, or
+ * `(target, key, descriptor)`); see legacy-decorator.ts for the second mode.
  *
  * Metadata strategy: the decorator returns a wrapper and records `wrapper → ToolMeta` in a
  * WeakMap; `Toolbox` walks the prototype chain to find tools, so inheritance and overriding work
@@ -10,78 +12,26 @@
  */
 import "../polyfill.js";
 import { ConfigurationError } from "@rebuno/protocol";
-import type { StandardSchemaV1 } from "../standard-schema.js";
-import type { Idempotency } from "../tool-types.js";
-import { callTool } from "./callable.js";
-import { describeInput } from "./input-schema.js";
+import { decorateLegacy, isLegacyCall } from "./legacy-decorator.js";
 import {
-  assertToolId,
-  checkIdempotency,
-  checkResources,
-  type DenialFormatter,
-  defaultDenialFormatter,
-  isStandardSchema,
-  type ToolSpec,
-} from "./tool-spec.js";
+  bindToolMethod,
+  buildToolMeta,
+  makeToolWrapper,
+  type ToolDecorator,
+  type ToolMeta,
+  type ToolMethod,
+  type ToolOptions,
+  toolMethods,
+} from "./tool-method.js";
+import { assertToolId } from "./tool-spec.js";
 
-/** Options of `@tool`. */
-export interface ToolOptions {
-  /** `safe_to_retry` (default) re-runs an orphaned call; `at_most_once` fails it as indeterminate. */
-  readonly idempotency?: Idempotency;
-  /** Registered resource keys this tool may change (default none). */
-  readonly resources?: readonly string[];
-  /** What the LLM reads about the tool. */
-  readonly description?: string;
-  /** Schema of the argument object: zod 3/4, any Standard Schema, or a JSON Schema object. */
-  readonly input?: StandardSchemaV1 | Readonly<Record<string, unknown>>;
-  /** Optional Standard Schema the result must satisfy before it is recorded. */
-  readonly output?: StandardSchemaV1;
-  /** How a policy denial becomes the tool's result (default `"<name> not allowed. reason: <reason>"`). */
-  readonly formatDenial?: DenialFormatter;
-}
-
-/** What `@tool` records about one method. */
-export interface ToolMeta {
-  readonly spec: ToolSpec;
-  /** The method's property name on the class. */
-  readonly methodName: string;
-  /** The undecorated method (called with the instance as `this`). */
-  readonly body: (this: unknown, args: never) => unknown;
-}
-
-/**
- * The methods `@tool` accepts: async, with at most one parameter (the argument object). The
- * decorated method keeps its exact type.
- */
-export type ToolMethod = (args: never) => Promise<unknown>;
-
-/** The decorator `@tool(...)` returns. */
-export type ToolDecorator = <This, M extends ToolMethod>(
-  value: M,
-  context: ClassMethodDecoratorContext<This>,
-) => M;
-
-/** wrapper function → metadata. Read by Toolbox when it builds its tool list. */
-export const toolMethods: WeakMap<Function, ToolMeta> = new WeakMap();
+export { type ToolDecorator, type ToolMeta, type ToolMethod, type ToolOptions, toolMethods };
 
 /** Key of the per-class map in `context.metadata` / `Class[Symbol.metadata]`. */
 export const TOOLS_METADATA_KEY: unique symbol = Symbol.for("rebuno.tools");
 
-const LEGACY_HINT =
-  "@tool is a TC39 standard decorator, but it was called the legacy way (target, key, descriptor). " +
-  'Remove "experimentalDecorators" from your tsconfig (esbuild, tsx and vite read it too) and compile ' +
-  "with target ES2022–ES2024 (tsc) or es2022 (esbuild). SWC and Oxc-based bundlers need a " +
-  "decorator pre-pass; see docs/sdk/tools.md#toolchains.";
-
 function isMethodContext(value: unknown): value is ClassMemberDecoratorContext {
   return typeof value === "object" && value !== null && "kind" in value && "name" in value;
-}
-
-function assertNotLegacy(args: readonly unknown[]): void {
-  const key = args[1];
-  if ((typeof key === "string" || typeof key === "symbol") && args.length >= 2) {
-    throw new ConfigurationError(LEGACY_HINT);
-  }
 }
 
 /**
@@ -90,7 +40,8 @@ function assertNotLegacy(args: readonly unknown[]): void {
  * argument object (`this` is never recorded); the body runs only when the kernel says proceed.
  *
  * Forms: `@tool`, `@tool()`, `@tool("id")`, `@tool("id", options)`, `@tool(options)`. The id
- * defaults to the method name and must match `^[a-zA-Z0-9_-]{1,64}$`.
+ * defaults to the method name and must match `^[a-zA-Z0-9_-]{1,64}$`. Works as a TC39 decorator
+ * and under `experimentalDecorators` (detected from the call).
  *
  * @example
  * ```ts
@@ -103,13 +54,22 @@ function assertNotLegacy(args: readonly unknown[]): void {
  * ```
  */
 export function tool<This, M extends ToolMethod>(value: M, context: ClassMethodDecoratorContext<This>): M;
+export function tool(target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): void;
 export function tool(id?: string, options?: ToolOptions): ToolDecorator;
 export function tool(options: ToolOptions): ToolDecorator;
 export function tool(...args: unknown[]): unknown {
   if (isMethodContext(args[1])) {
     return decorate(args[0] as Function, args[1], undefined, {});
   }
-  assertNotLegacy(args);
+  if (isLegacyCall(args)) {
+    return decorateLegacy(
+      args[0] as object,
+      args[1] as string | symbol,
+      args[2] as PropertyDescriptor | undefined,
+      undefined,
+      {},
+    );
+  }
   let id: string | undefined;
   let options: ToolOptions;
   if (typeof args[0] === "string") {
@@ -123,12 +83,18 @@ export function tool(...args: unknown[]): unknown {
     throw new ConfigurationError(`@tool expects an id string or an options object, got ${typeof args[0]}`);
   }
   if (id !== undefined) assertToolId(id, `@tool("${id}")`);
-  return (value: unknown, context: unknown, ...rest: unknown[]) => {
-    if (!isMethodContext(context)) {
-      assertNotLegacy([value, context, ...rest]);
-      throw new ConfigurationError(`@tool must be used as a method decorator. ${LEGACY_HINT}`);
+  return (...call: unknown[]) => {
+    if (isMethodContext(call[1])) return decorate(call[0], call[1], id, options);
+    if (isLegacyCall(call)) {
+      return decorateLegacy(
+        call[0] as object,
+        call[1] as string | symbol,
+        call[2] as PropertyDescriptor | undefined,
+        id,
+        options,
+      );
     }
-    return decorate(value, context, id, options);
+    throw new ConfigurationError("@tool must be used as a method decorator");
   };
 }
 
@@ -147,47 +113,13 @@ function decorate(
       `@tool can only decorate public instance methods; '${member}' is ${context.static ? "static" : "private"}`,
     );
   }
-  const name = id ?? member;
-  const where = `@tool("${name}") on ${member}()`;
-  assertToolId(name, where);
-  if (options.output !== undefined && !isStandardSchema(options.output)) {
-    throw new ConfigurationError(`${where}: output must be a Standard Schema (zod, valibot…)`);
-  }
-  const described = describeInput(options.input, where);
-  const spec: ToolSpec = Object.freeze({
-    kind: "tool_call",
-    target: name,
-    name,
-    description: options.description ?? "",
-    inputSchema: described.jsonSchema,
-    input: described.validator,
-    output: options.output,
-    idempotency: checkIdempotency(options.idempotency, where),
-    resources: checkResources(options.resources, where),
-    formatDenial: options.formatDenial ?? defaultDenialFormatter,
-  });
-  const body = value as ToolMeta["body"];
-  const meta: ToolMeta = Object.freeze({ spec, methodName: member, body });
+  const meta = buildToolMeta(value, member, id, options);
   recordInMetadata(context.metadata, meta);
-
-  const wrapper = function (this: unknown, args?: unknown): Promise<unknown> {
-    return callTool(spec, body, this, args);
-  };
-  // Keep what introspection sees of the original method.
-  Object.defineProperty(wrapper, "name", { value: value.name, configurable: true });
-  Object.defineProperty(wrapper, "length", { value: value.length, configurable: true });
-  toolMethods.set(wrapper, meta);
+  const wrapper = makeToolWrapper(meta, value);
   // Bind per instance, so a detached method (`execute: box.search`, a callback) keeps its `this`.
   const key = context.name;
   context.addInitializer(function (this: unknown) {
-    const self = this as Record<PropertyKey, unknown>;
-    if (Object.hasOwn(self, key)) return;
-    const current = self[key];
-    if (typeof current !== "function") return;
-    const bound = current.bind(self);
-    Object.defineProperty(bound, "name", { value: value.name, configurable: true });
-    Object.defineProperty(bound, "length", { value: value.length, configurable: true });
-    Object.defineProperty(self, key, { value: bound, writable: true, configurable: true, enumerable: false });
+    bindToolMethod(this as object, key, value);
   });
   return wrapper;
 }

@@ -18,9 +18,13 @@ import {
   type ToolSpec,
 } from "./tool-spec.js";
 
-/** A tool that is also a function: `t(args)` is `t.execute(args)`. */
+/**
+ * A tool that is also a function. `t(args)` is the direct call from code: it resolves to the
+ * tool's result or rejects with `ToolError` (a denial has reason `denied`). `t.execute(args)` is
+ * the framework entry: a denial resolves to the denial string the LLM reads.
+ */
 export type CallableTool<Args = unknown, Out = unknown> = RebunoTool<Args, Out> &
-  ((args: Args, options?: ToolCallOptions) => Promise<Out | string>);
+  ((args: Args, options?: ToolCallOptions) => Promise<Out>);
 
 type InferInput<S> = S extends StandardSchemaV1<infer I, unknown> ? I : never;
 type InferOutput<S> = S extends StandardSchemaV1<unknown, infer O> ? O : never;
@@ -32,6 +36,8 @@ export interface ToolDefinition<Args, Out> {
   readonly description?: string;
   /** zod / Standard Schema (validated) or JSON Schema (described only). */
   readonly input?: StandardSchemaV1 | JsonSchema;
+  /** The official SDK's name for {@link input} (same meaning; pass one of the two). */
+  readonly inputSchema?: StandardSchemaV1 | JsonSchema;
   readonly output?: StandardSchemaV1;
   readonly idempotency?: Idempotency;
   readonly resources?: readonly string[];
@@ -87,7 +93,12 @@ function buildSpec(
  * ```
  */
 export function defineTool<S extends StandardSchemaV1, Out>(
-  definition: Omit<ToolDefinition<InferOutput<S>, Out>, "input"> & { readonly input: S },
+  definition: Omit<ToolDefinition<InferOutput<S>, Out>, "input" | "inputSchema"> & { readonly input: S },
+): CallableTool<InferInput<S>, Awaited<Out>>;
+export function defineTool<S extends StandardSchemaV1, Out>(
+  definition: Omit<ToolDefinition<InferOutput<S>, Out>, "input" | "inputSchema"> & {
+    readonly inputSchema: S;
+  },
 ): CallableTool<InferInput<S>, Awaited<Out>>;
 export function defineTool<Args = Record<string, unknown>, Out = unknown>(
   definition: ToolDefinition<Args, Out>,
@@ -97,7 +108,11 @@ export function defineTool(definition: ToolDefinition<unknown, unknown>): Callab
   if (typeof definition.execute !== "function") {
     throw new ConfigurationError(`defineTool("${String(name)}"): execute must be a function`);
   }
-  const spec = buildSpec(`defineTool("${String(name)}")`, name, definition);
+  const where = `defineTool("${String(name)}")`;
+  if (definition.input !== undefined && definition.inputSchema !== undefined) {
+    throw new ConfigurationError(`${where}: pass input or inputSchema (the same setting), not both`);
+  }
+  const spec = buildSpec(where, name, { ...definition, input: definition.input ?? definition.inputSchema });
   const execute = definition.execute;
   return createToolObject(
     spec,

@@ -5,6 +5,7 @@
  */
 import { ConfigurationError, RebunoError } from "@rebuno/protocol";
 import { fromJsonSchema, toJsonSchema } from "../schema/index.js";
+import { withoutDialect } from "../schema/schema-walk.js";
 import type { StandardSchemaV1 } from "../standard-schema.js";
 import type { JsonSchema } from "../tool-types.js";
 import { isStandardSchema } from "./tool-spec.js";
@@ -32,7 +33,9 @@ export function describeInput(input: unknown, where: string): DescribedInput {
   }
   let jsonSchema: JsonSchema;
   try {
-    jsonSchema = toJsonSchema(input as JsonSchema);
+    // What frameworks read and hand to providers: draft 2020-12 by definition, and without
+    // `$schema` anywhere, because strict provider modes reject keywords they do not document.
+    jsonSchema = withoutDialect(toJsonSchema(input as JsonSchema));
   } catch (cause) {
     const detail = RebunoError.isInstance(cause) || cause instanceof Error ? cause.message : String(cause);
     throw new ConfigurationError(`${where}: ${detail}`, { cause });

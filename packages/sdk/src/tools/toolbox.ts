@@ -6,7 +6,7 @@
 import { ConfigurationError } from "@rebuno/protocol";
 import type { RebunoTool } from "../tool-types.js";
 import { createToolObject } from "./callable.js";
-import { type ToolMeta, toolMethods } from "./decorator.js";
+import { bindToolMethod, type ToolMeta, toolMethods } from "./tool-method.js";
 
 /** Tool metadata per class, resolved once (inheritance and overrides applied). */
 const classTools = new WeakMap<Function, readonly ToolMeta[]>();
@@ -65,6 +65,15 @@ function resolveClassTools(proto: object): readonly ToolMeta[] {
  */
 export class Toolbox implements Iterable<RebunoTool> {
   #tools: readonly RebunoTool[] | undefined;
+
+  constructor() {
+    // Each tool method bound to this instance, so a detached `box.search` keeps its `this`
+    // (TC39 decorators also do it in an initializer; legacy decorators have no other hook).
+    for (const meta of resolveClassTools(Object.getPrototypeOf(this) as object)) {
+      const method = (this as unknown as Record<string, unknown>)[meta.methodName];
+      if (typeof method === "function") bindToolMethod(this, meta.methodName, method);
+    }
+  }
 
   /** This instance's tools, in declaration order (parents first). Built on first access. */
   get tools(): readonly RebunoTool[] {

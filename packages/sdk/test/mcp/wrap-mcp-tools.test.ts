@@ -116,7 +116,7 @@ describe("wrapMcpTools against a real MCP server", () => {
     const [add] = await wrapMcpTools(client, { include: ["add"] });
     const t = new ToolTestContext();
     t.deny("add", "math is closed").replay("add", "42");
-    expect(await t.run(() => add!({ a: 1, b: 1 }))).toBe("add not allowed. reason: math is closed");
+    expect(await t.run(() => add!.execute({ a: 1, b: 1 }))).toBe("add not allowed. reason: math is closed");
     expect(await t.run(() => add!({ a: 1, b: 1 }))).toBe("42");
     expect(received).toEqual([]);
   });

@@ -1,0 +1,151 @@
+/**
+ * The tour, run as a user runs it (a separate Node process, agents in their own child processes),
+ * in JSON-lines mode and in text mode with `--keep`. Each stage must appear with the facts it
+ * claims, and the process must exit 0.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+const TSCONFIG = fileURLToPath(new URL("./tsconfig.json", import.meta.url));
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+function startTour(args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    env: { ...process.env, TSX_TSCONFIG_PATH: TSCONFIG, NO_COLOR: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, exit, out: () => stdout, err: () => stderr };
+}
+
+type Rec = Record<string, unknown> & { type: string; stage: string };
+
+describe("pnpm tour", () => {
+  it("--json: every stage, its timeline and its facts, as JSON lines; exit 0", async () => {
+    const tour = startTour(["--json"]);
+    const code = await tour.exit;
+    expect(code, tour.err()).toBe(0);
+    const records = tour
+      .out()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Rec);
+    const stages = records.filter((r) => r.type === "stage").map((r) => r.stage);
+    expect(stages).toEqual(["toolbox", "denial", "approval", "crash", "subagent"]);
+    const of = (stage: string) => records.filter((r) => r.stage === stage);
+    const types = (stage: string) =>
+      of(stage)
+        .filter((r) => r.type === "timeline")
+        .map((r) => `${r.type}:${r.subject}:${r.outcome}`);
+
+    // 1: schemas shown once, tool calls recorded as steps.
+    const schemaNotes = records.filter((r) => Array.isArray(r.data));
+    expect(schemaNotes).toHaveLength(1);
+    expect(JSON.stringify(schemaNotes[0]!.data)).toContain('"name":"place_order"');
+    expect(types("toolbox")).toEqual(
+      expect.arrayContaining([
+        "timeline:check_stock:succeeded",
+        "timeline:place_order:succeeded",
+        "timeline:execution:completed",
+      ]),
+    );
+
+    // 2: the exact string the LLM receives.
+    const denial = of("denial").find(
+      (r) => r.type === "note" && String(r.text).startsWith("the LLM receives exactly"),
+    );
+    expect((denial!.data as { modelReads: string }).modelReads).toBe(
+      "delete_account not allowed. reason: accounts are closed by the support team, not by the assistant",
+    );
+    expect(types("denial")).toContain("timeline:delete_account:denied");
+
+    // 3: parked, granted through the client, resumed.
+    expect(types("approval")).toEqual(
+      expect.arrayContaining([
+        "timeline:refund:awaiting approval",
+        "timeline:execution:blocked",
+        "timeline:approval:granted",
+        "timeline:execution:resumed",
+        "timeline:refund:succeeded",
+      ]),
+    );
+
+    // 4: SIGKILL, redelivery, the safe tool runs again, the at_most_once one is indeterminate.
+    const crash = of("crash");
+    expect(crash.some((r) => String(r.text).startsWith("SIGKILL"))).toBe(true);
+    expect(crash.filter((r) => String(r.text).includes("print_label body started"))).toHaveLength(2);
+    expect(types("crash")).toEqual(
+      expect.arrayContaining([
+        "timeline:charge_card:indeterminate",
+        "timeline:print_label:succeeded",
+        "timeline:find_charge:succeeded",
+      ]),
+    );
+    expect(
+      crash.some((r) => r.type === "timeline" && r.subject === "dispatch" && r.detail === "attempt 2"),
+    ).toBe(true);
+
+    // 5: a subagent in a session; the resumed runs replay without running bodies.
+    const sub = of("subagent");
+    expect(sub.filter((r) => r.type === "replay" && r.target === "outline").length).toBeGreaterThanOrEqual(1);
+    expect(
+      sub.filter(
+        (r) => String(r.text).startsWith("subagent ") && String(r.text).includes("(session researcher:"),
+      ),
+    ).toHaveLength(2);
+    expect(types("subagent")).toEqual(
+      expect.arrayContaining(["timeline:execution:blocked", "timeline:execution:resumed"]),
+    );
+
+    // 6: the summary adds up.
+    const summary = records.find((r) => r.type === "summary")!;
+    expect(summary).toMatchObject({ executions: 7, denials: 1, byStatus: { completed: 7 } });
+    expect(summary.replays as number).toBeGreaterThanOrEqual(5);
+    expect(summary.steps as number).toBeGreaterThanOrEqual(12);
+  }, 120_000);
+
+  it("text mode with --keep: stage headings, no colour off a TTY, the kernel stays up until SIGINT", async () => {
+    const tour = startTour(["--keep"]);
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no kernel URL: ${tour.out()} ${tour.err()}`)),
+        100_000,
+      );
+      tour.child.stdout!.on("data", () => {
+        const m = /kernel left running at (http:\/\/[\d.:]+)/.exec(tour.out());
+        if (m !== null) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      tour.exit.then((code) => reject(new Error(`exited ${code}: ${tour.err()}`)));
+    });
+    const text = tour.out();
+    for (const heading of [
+      "1/5  A decorated toolbox and a class agent",
+      "2/5  A tool denied by policy",
+      "3/5  A step held for approval",
+      "4/5  The agent process SIGKILLed in the middle of a tool",
+      "5/5  A subagent call with a session, and a resumed run that replays",
+      "Summary: 7 executions",
+    ]) {
+      expect(text).toContain(heading);
+    }
+    expect(text).not.toContain("\x1b[");
+    const executions = (await (await fetch(`${url}/v0/executions`)).json()) as { executions: unknown[] };
+    expect(executions.executions).toHaveLength(7);
+    tour.child.kill("SIGINT");
+    expect(await tour.exit).toBe(0);
+  }, 120_000);
+});

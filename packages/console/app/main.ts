@@ -1,0 +1,321 @@
+/**
+ * The console page: a small preact app over `@rebuno/client`. Routes live in the hash (`#/`,
+ * `#/exec/ID`, `#/approvals`, `#/agents`); the kernel is the page's own origin, or `?kernel=URL`
+ * (that kernel then needs CORS for this page's origin). Lists refresh every second; an open
+ * execution follows the kernel's event stream and refetches its steps on each event.
+ */
+import { Client } from "@rebuno/client";
+import type { Agent, Approval, Execution, Event as KernelEvent, Step } from "@rebuno/protocol";
+import { h, render, type VNode } from "preact";
+import { useEffect, useState } from "preact/hooks";
+
+const params = new URLSearchParams(location.search);
+const kernelUrl = params.get("kernel") ?? location.origin;
+const client = new Client({ baseUrl: kernelUrl, retry: { attempts: 1 } });
+const REFRESH_MS = 1000;
+const STATUSES = ["", "pending", "running", "blocked", "completed", "failed", "cancelled"];
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash || "#/");
+  useEffect(() => {
+    const on = (): void => setHash(location.hash || "#/");
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return hash;
+}
+
+/** Poll `load` every second while mounted (and whenever `deps` change). */
+function usePoll<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | undefined } {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = async (): Promise<void> => {
+      try {
+        const value = await load();
+        if (!stopped) {
+          setData(value);
+          setError(undefined);
+        }
+      } catch (err) {
+        if (!stopped) setError(message(err));
+      }
+      if (!stopped) timer = setTimeout(run, REFRESH_MS);
+    };
+    void run();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, deps);
+  return { data, error };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function json(value: unknown): string {
+  return value === undefined ? "" : JSON.stringify(value, null, 2);
+}
+
+function time(iso: string | undefined): string {
+  return iso === undefined ? "" : new Date(iso).toLocaleTimeString();
+}
+
+function status(s: string): VNode {
+  return h("span", { class: `status ${s}`, "data-status": s }, s);
+}
+
+function durationOf(step: Step): string {
+  if (step.startedAt === undefined || step.completedAt === undefined) return "";
+  const ms = Date.parse(step.completedAt) - Date.parse(step.startedAt);
+  return Number.isFinite(ms) && ms >= 0 ? `${ms} ms` : "";
+}
+
+/** The human text inside a step error: `{message}`, `{reason}` or the JSON. */
+function errorText(error: unknown): string {
+  if (typeof error === "object" && error !== null) {
+    const e = error as Record<string, unknown>;
+    for (const k of ["reason", "message", "error"]) if (typeof e[k] === "string") return e[k] as string;
+  }
+  return json(error);
+}
+
+function Executions(): VNode {
+  const [filter, setFilter] = useState("");
+  const { data, error } = usePoll(
+    () => client.list(filter === "" ? { limit: 100 } : { limit: 100, status: filter as never }),
+    [filter],
+  );
+  return h("section", null, [
+    h("h2", null, "Executions"),
+    h("div", { class: "bar" }, [
+      h("label", null, "Status "),
+      h(
+        "select",
+        { id: "status-filter", value: filter, onChange: (e: Event & { currentTarget: HTMLSelectElement }) => setFilter(e.currentTarget.value) },
+        STATUSES.map((s) => h("option", { value: s }, s === "" ? "all" : s)),
+      ),
+      h("span", { class: "live" }, "● live"),
+    ]),
+    error === undefined ? null : h("div", { class: "alert" }, error),
+    h("table", { id: "executions" }, [
+      h("thead", null, h("tr", null, ["Execution", "Agent", "Status", "Created", "Updated"].map((t) => h("th", null, t)))),
+      h(
+        "tbody",
+        null,
+        (data?.executions ?? []).map((e: Execution) =>
+          h("tr", { "data-execution": e.id }, [
+            h("td", null, h("a", { href: `#/exec/${e.id}` }, h("code", null, e.id))),
+            h("td", null, e.agentId),
+            h("td", null, status(e.status)),
+            h("td", null, time(e.createdAt)),
+            h("td", null, time(e.updatedAt)),
+          ]),
+        ),
+      ),
+    ]),
+  ]);
+}
+
+function ApprovalRow({ approval, onDone }: { approval: Approval; onDone: () => void }): VNode {
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | undefined>(undefined);
+  const decide = async (grant: boolean): Promise<void> => {
+    try {
+      const options = {
+        decidedBy: "console",
+        rationale: reason || (grant ? "granted from the console" : "denied from the console"),
+      };
+      await (grant ? client.grantApproval(approval.id, options) : client.denyApproval(approval.id, options));
+      onDone();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return h("div", { class: "card approval", "data-approval": approval.id }, [
+    h("span", null, [status("pending"), " ", approval.message ?? "approval requested", " "]),
+    h("a", { href: `#/exec/${approval.executionId}` }, h("code", null, approval.executionId.slice(0, 13))),
+    h("input", {
+      placeholder: "reason",
+      value: reason,
+      onInput: (e: Event & { currentTarget: HTMLInputElement }) => setReason(e.currentTarget.value),
+    }),
+    h("button", { class: "grant", onClick: () => void decide(true) }, "Grant"),
+    h("button", { class: "deny", onClick: () => void decide(false) }, "Deny"),
+    error === undefined ? null : h("span", { class: "alert" }, error),
+  ]);
+}
+
+function Approvals({ executionId }: { executionId?: string }): VNode {
+  const [nonce, setNonce] = useState(0);
+  const { data, error } = usePoll(
+    async () =>
+      (await client.listApprovals({ status: "pending" })).filter(
+        (a) => executionId === undefined || a.executionId === executionId,
+      ),
+    [executionId, nonce],
+  );
+  const list = data ?? [];
+  if (executionId !== undefined && list.length === 0) return h("div", null);
+  return h("section", { id: "approvals" }, [
+    h(executionId === undefined ? "h2" : "h3", null, "Pending approvals"),
+    error === undefined ? null : h("div", { class: "alert" }, error),
+    list.length === 0 ? h("p", { class: "muted" }, "Nothing waiting for a decision.") : null,
+    ...list.map((a) => h(ApprovalRow, { key: a.id, approval: a, onDone: () => setNonce((n) => n + 1) })),
+  ]);
+}
+
+/** The newest delivery outcome, when it is a failure: what the kernel could not do, and why. */
+function DeliveryAlert({ events }: { events: KernelEvent[] }): VNode | null {
+  const last = [...events].reverse().find((e) => e.type.startsWith("dispatch.") && e.type !== "dispatch.queued");
+  if (last === undefined || last.type !== "dispatch.failed") return null;
+  const p = last.payload;
+  // An HTTP status means the agent answered (401/403: wrong secret); a class alone means it was not reached.
+  const cause =
+    p.http_status !== undefined ? `HTTP ${String(p.http_status)}` : typeof p.error_class === "string" ? p.error_class : "";
+  const retry =
+    typeof p.next_attempt_at === "string" ? `next retry at ${time(p.next_attempt_at)}` : "no retry left";
+  return h("div", { class: "alert", id: "delivery-failure" }, [
+    h("b", null, `Webhook delivery failed (attempt ${String(p.attempt)}${p.max_attempts === undefined ? "" : ` of ${String(p.max_attempts)}`})`),
+    `${typeof p.error === "string" ? p.error : "the agent did not acknowledge the webhook"}${cause === "" ? "" : ` — ${cause}`}; ${retry}.`,
+  ]);
+}
+
+function ExecutionView({ id }: { id: string }): VNode {
+  const [execution, setExecution] = useState<Execution | undefined>(undefined);
+  const [steps, setSteps] = useState<Step[]>([]);
+  const [events, setEvents] = useState<KernelEvent[]>([]);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    const abort = new AbortController();
+    const refresh = async (): Promise<void> => {
+      const [e, s] = await Promise.all([client.get(id), client.listSteps(id)]);
+      if (!abort.signal.aborted) {
+        setExecution(e);
+        setSteps(s);
+      }
+    };
+    setEvents([]);
+    const follow = async (): Promise<void> => {
+      await refresh();
+      for await (const event of client.followEvents(id, { signal: abort.signal, pollMs: 250 })) {
+        setEvents((list) => [...list, event]);
+        await refresh();
+      }
+    };
+    follow().catch((err: unknown) => {
+      if (!abort.signal.aborted) setError(message(err));
+    });
+    return () => abort.abort();
+  }, [id]);
+  return h("section", null, [
+    h("h2", null, ["Execution ", h("code", null, id), " ", execution === undefined ? null : status(execution.status)]),
+    error === undefined ? null : h("div", { class: "alert" }, error),
+    h(DeliveryAlert, { events }),
+    execution === undefined
+      ? null
+      : h("div", { class: "card grid" }, [
+          h("span", { class: "muted" }, "agent"),
+          h("span", null, execution.agentId),
+          h("span", { class: "muted" }, "created"),
+          h("span", null, new Date(execution.createdAt).toLocaleString()),
+          h("span", { class: "muted" }, "input"),
+          h("pre", null, json(execution.input)),
+          ...(execution.output === undefined ? [] : [h("span", { class: "muted" }, "output"), h("pre", null, json(execution.output))]),
+          ...(execution.failureReason === undefined
+            ? []
+            : [h("span", { class: "muted" }, "failure"), h("span", null, execution.failureReason)]),
+        ]),
+    h(Approvals, { executionId: id }),
+    h("h3", null, "Steps"),
+    h("table", { id: "steps" }, [
+      h("thead", null, h("tr", null, ["Step", "Kind", "Status", "Args", "Result / error", "Duration"].map((t) => h("th", null, t)))),
+      h(
+        "tbody",
+        null,
+        steps.map((s) =>
+          h("tr", { "data-step": s.stepId, "data-target": s.target }, [
+            h("td", null, [h("b", null, s.target), h("div", { class: "muted" }, `#${s.occurrence} ${s.idempotency}`)]),
+            h("td", null, s.kind),
+            h("td", null, status(s.status)),
+            h("td", null, h("pre", null, json(s.args))),
+            h("td", null, h("pre", { class: s.error === undefined ? "" : "error" }, s.error === undefined ? json(s.result) : errorText(s.error))),
+            h("td", null, durationOf(s)),
+          ]),
+        ),
+      ),
+    ]),
+    h("h3", null, ["Events ", h("span", { class: "live" }, "● following")]),
+    h("table", { id: "events" }, [
+      h("thead", null, h("tr", null, ["#", "Time", "Type", "Payload"].map((t) => h("th", null, t)))),
+      h(
+        "tbody",
+        null,
+        events.map((e) =>
+          h("tr", { "data-event": e.type }, [
+            h("td", null, String(e.eventSeq)),
+            h("td", null, time(e.occurredAt)),
+            h("td", null, h("code", null, e.type)),
+            h("td", null, h("pre", null, JSON.stringify(e.payload))),
+          ]),
+        ),
+      ),
+    ]),
+  ]);
+}
+
+function Agents(): VNode {
+  const { data, error } = usePoll(() => client.listAgents(), []);
+  return h("section", null, [
+    h("h2", null, "Agents"),
+    error === undefined ? null : h("div", { class: "alert" }, error),
+    h("table", { id: "agents" }, [
+      h("thead", null, h("tr", null, ["Agent", "Webhook", "Registered", "Policy"].map((t) => h("th", null, t)))),
+      h(
+        "tbody",
+        null,
+        (data ?? []).map((a: Agent) =>
+          h("tr", { "data-agent": a.id }, [
+            h("td", null, h("b", null, a.id)),
+            h("td", null, h("code", null, a.webhookUrl)),
+            h("td", null, time(a.registeredAt)),
+            h("td", null, h("pre", null, a.policyBundle ?? "(none: every step allowed)")),
+          ]),
+        ),
+      ),
+    ]),
+  ]);
+}
+
+function App(): VNode {
+  const hash = useHash();
+  const exec = /^#\/exec\/(.+)$/.exec(hash);
+  const tab = exec !== null ? "exec" : hash === "#/approvals" ? "approvals" : hash === "#/agents" ? "agents" : "list";
+  const link = (href: string, name: string, on: boolean): VNode => h("a", { href, class: on ? "on" : "" }, name);
+  return h("div", null, [
+    h("header", null, [
+      h("b", null, "Rebuno"),
+      link("#/", "Executions", tab === "list" || tab === "exec"),
+      link("#/approvals", "Approvals", tab === "approvals"),
+      link("#/agents", "Agents", tab === "agents"),
+      h("span", { class: "kernel" }, kernelUrl),
+    ]),
+    h(
+      "main",
+      null,
+      exec !== null
+        ? h(ExecutionView, { key: exec[1], id: decodeURIComponent(exec[1]!) })
+        : tab === "approvals"
+          ? h(Approvals, {})
+          : tab === "agents"
+            ? h(Agents, {})
+            : h(Executions, {}),
+    ),
+  ]);
+}
+
+render(h(App, null), document.getElementById("app")!);

@@ -1,0 +1,54 @@
+// Bundles the console page (app/) into dist/assets/: index.html, console.css and console.js (preact
+// and @rebuno/client's browser side, minified, no CDN). Run after `tsc -b` (the default bundles the
+// packages' dist/, as npm ships them), or with `--from-source` to bundle packages/*/src directly.
+//
+//   node packages/console/scripts/build.mjs [--from-source]
+import { copyFileSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const pkg = fileURLToPath(new URL("../", import.meta.url));
+
+/** Maps a resolved packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts. */
+const distToSource = {
+  name: "rebuno-dist-to-source",
+  setup(b) {
+    b.onResolve({ filter: /^(@rebuno\/|#)/ }, async (args) => {
+      if (args.pluginData === "inner") return undefined;
+      const r = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: "inner",
+      });
+      if (r.errors.length > 0) return { errors: r.errors };
+      const m = /^(.*\/packages\/[^/]+\/)dist\/(.+)\.js$/.exec(r.path);
+      return { ...r, path: m === null ? r.path : `${m[1]}src/${m[2]}.ts` };
+    });
+  },
+};
+
+/** Build the assets into `outdir` (default packages/console/dist/assets); returns the gzip-free size. */
+export async function buildConsole({ outdir = `${pkg}dist/assets`, fromSource = false } = {}) {
+  mkdirSync(outdir, { recursive: true });
+  const result = await build({
+    entryPoints: [`${pkg}app/main.ts`],
+    outfile: `${outdir}/console.js`,
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    target: "es2022",
+    minify: true,
+    metafile: true,
+    logLevel: "warning",
+    plugins: fromSource ? [distToSource] : [],
+  });
+  copyFileSync(`${pkg}app/index.html`, `${outdir}/index.html`);
+  copyFileSync(`${pkg}app/console.css`, `${outdir}/console.css`);
+  return { outdir, bytes: Object.values(result.metafile.outputs)[0].bytes };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { outdir, bytes } = await buildConsole({ fromSource: process.argv.includes("--from-source") });
+  process.stdout.write(`console assets in ${outdir} (console.js ${bytes} bytes)\n`);
+}

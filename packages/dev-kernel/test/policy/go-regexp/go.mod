@@ -1,0 +1,3 @@
+module rebuno.dev/go-regexp-vectors
+
+go 1.22

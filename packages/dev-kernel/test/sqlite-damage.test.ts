@@ -1,0 +1,331 @@
+// Files the SQLite store must refuse rather than serve: not a store at all (empty, random bytes,
+// another application's database), a store with a changed record or a broken page, a store missing
+// acknowledged records (a damaged or cut WAL), a file this process may not write. Each refusal is a
+// typed error naming the file, leaves the file as it was, and gives `rebuno-dev` its own exit code.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { describe, expect, test } from "vitest";
+import { SqliteStore } from "../src/store/sqlite.js";
+import {
+  STORE_EXIT_CODES,
+  StoreCorruptError,
+  StoreFormatError,
+  StoreReadOnlyError,
+} from "../src/store/store-errors.js";
+import { crashCopy, tempDir } from "./sqlite-files.js";
+import { newPath } from "./sqlite-fixture.js";
+
+const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+const AS_ROOT = process.getuid?.() === 0;
+/** Root may write any file: the read-only cases run the kernel as `nobody` then. */
+const NOBODY = 65534;
+
+function agent(store: SqliteStore, id: string): void {
+  store.putAgent({ id, webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
+}
+
+function opening(path: string, options: { quickCheck?: boolean } = {}): unknown {
+  try {
+    new SqliteStore(path, options).close();
+  } catch (err) {
+    return err;
+  }
+  throw new Error(`${path} opened`);
+}
+
+/** Hashes of the file and its side files, to show a refusal changed nothing. */
+function fingerprint(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const side of ["", "-wal", "-seal"]) {
+    if (existsSync(path + side)) {
+      out[side || "db"] = createHash("sha256")
+        .update(readFileSync(path + side))
+        .digest("hex");
+    }
+  }
+  return out;
+}
+
+/**
+ * Change one byte of `path` inside every copy of `marker`: the live record, and older copies that
+ * freed pages still hold (a flip there alone would change nothing the store reads).
+ */
+function flipByteIn(path: string, marker: string): void {
+  const bytes = readFileSync(path);
+  let flipped = 0;
+  for (let at = bytes.indexOf(marker); at >= 0; at = bytes.indexOf(marker, at + 1)) {
+    bytes[at + 3] = bytes[at + 3]! ^ 0x01; // a letter stays a letter: the JSON still parses
+    flipped++;
+  }
+  expect(flipped, `${marker} in ${path}`).toBeGreaterThan(0);
+  writeFileSync(path, bytes);
+}
+
+/** A closed store holding agents `a0`…`a{n-1}` and one agent named `marker`. */
+async function storeWith(marker: string, n = 3): Promise<string> {
+  const path = newPath();
+  const store = new SqliteStore(path);
+  for (let i = 0; i < n; i++) agent(store, `a${i}`);
+  agent(store, marker);
+  await store.whenDurable();
+  store.close();
+  return path;
+}
+
+/** Run `rebuno-dev` on the file until it exits (it is expected to refuse to start). */
+async function cli(path: string, uid?: number): Promise<{ code: number | null; stderr: string }> {
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  const config = join(dir, "dev.yaml");
+  writeFileSync(config, "agents: []\n", { mode: 0o644 });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", CLI, "--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`],
+    { stdio: ["ignore", "pipe", "pipe"], ...(uid === undefined ? {} : { uid, gid: uid }) },
+  );
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout.resume();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000); // it must refuse, not serve
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  clearTimeout(timer);
+  return { code, stderr };
+}
+
+describe("files that are not a store", () => {
+  test("a zero-length file is refused, not taken for a new store, and stays empty", async () => {
+    const path = newPath();
+    writeFileSync(path, "");
+    const err = opening(path);
+    expect(StoreFormatError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_format", path });
+    expect((err as Error).message).toMatch(new RegExp(`^${path} is empty \\(0 bytes\\)`));
+    expect(statSync(path).size).toBe(0);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const run = await cli(path);
+    expect(run.code).toBe(STORE_EXIT_CODES.store_format);
+    expect(run.stderr).toContain(`rebuno-dev: ${path} is empty (0 bytes)`);
+  }, 90_000);
+
+  test("an empty SQLite database of another application", () => {
+    const path = newPath();
+    const db = new Database(path);
+    db.pragma("user_version = 7"); // a valid database file with no tables
+    db.close();
+    const before = fingerprint(path);
+    expect(opening(path)).toSatisfy(
+      (e) =>
+        StoreFormatError.isInstance(e) &&
+        e.path === path &&
+        e.message.startsWith(`${path} is not a rebuno-dev store (it holds no tables)`),
+    );
+    expect(fingerprint(path)).toEqual(before);
+  });
+
+  test("random bytes (seeded)", () => {
+    const path = newPath();
+    let x = 0x9e3779b9; // xorshift32, seed printed by the assertion message on failure
+    const bytes = Buffer.alloc(64 * 1024);
+    for (let i = 0; i < bytes.length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      bytes[i] = x & 0xff;
+    }
+    writeFileSync(path, bytes);
+    const err = opening(path);
+    expect(StoreFormatError.isInstance(err), `seed 0x9e3779b9: ${String(err)}`).toBe(true);
+    expect((err as Error).message).toMatch(new RegExp(`^${path} is not an SQLite database`));
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
+
+  test("a new store is created complete, with no temporary file left behind", () => {
+    const dir = tempDir();
+    const path = join(dir, "k.db");
+    new SqliteStore(path).close();
+    expect(readdirSync(dir).sort()).toEqual(["k.db", "k.db-seal"]);
+  });
+
+  test("a new store beside the seal of a deleted one starts empty (the old seal is dropped)", async () => {
+    const path = await storeWith("old-agent");
+    rmSync(path);
+    const store = new SqliteStore(path);
+    expect(store.listAgents()).toEqual([]);
+    store.close();
+    const reopened = new SqliteStore(path);
+    expect(reopened.listAgents()).toEqual([]);
+    reopened.close();
+  });
+});
+
+describe("damaged stores", () => {
+  test("a flipped byte inside a snapshot record fails its checksum", async () => {
+    const path = await storeWith("marker-snapshot-agent");
+    flipByteIn(path, "marker-snapshot-agent");
+    const before = fingerprint(path);
+    const err = opening(path);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_corrupt", path });
+    expect((err as Error).message).toMatch(new RegExp(`^${path}: snapshot row 1 fails its checksum`));
+    expect(fingerprint(path)).toEqual(before);
+  });
+
+  test("a flipped byte inside a log record fails its checksum", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    agent(store, "a0");
+    agent(store, "marker-log-agent");
+    await store.whenDurable();
+    // Move the log rows from the WAL into the file, then take what a crash would leave.
+    const db = (store as unknown as { state: { log: { db: Database.Database } } }).state.log.db;
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const copy = crashCopy(path);
+    store.close();
+    flipByteIn(copy, "marker-log-agent");
+    const err = opening(copy);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toMatch(new RegExp(`^${copy}: log row 1 fails its checksum`));
+  });
+
+  test("a broken page is found by SQLite's quick_check at open", async () => {
+    const path = await storeWith("x", 3000); // several pages
+    const bytes = readFileSync(path);
+    const pageSize = bytes.readUInt16BE(16);
+    expect(bytes.length / pageSize).toBeGreaterThan(4);
+    bytes[pageSize * 2] = 0x07; // page 3's type byte: not a b-tree page type
+    writeFileSync(path, bytes);
+    const err = opening(path);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toMatch(new RegExp(`^${path} is damaged: SQLite`));
+  });
+
+  test.each([
+    ["cut short", (wal: string) => truncateSync(wal, statSync(wal).size - 100)],
+    [
+      "with a flipped byte in its last frame",
+      (wal: string) => {
+        const bytes = readFileSync(wal);
+        bytes[bytes.length - 50] = bytes[bytes.length - 50]! ^ 0xff;
+        writeFileSync(wal, bytes);
+      },
+    ],
+  ])("a WAL %s loses acknowledged records: refused, and the WAL is kept", async (_, damage) => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    for (let i = 0; i < 5; i++) {
+      agent(store, `a${i}`);
+      await store.whenDurable(); // each one acknowledged, each its own commit
+    }
+    const copy = crashCopy(path); // SIGKILL now: all five are in the WAL, none checkpointed
+    store.close();
+    damage(`${copy}-wal`);
+    const err = opening(copy);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_corrupt", path: copy });
+    const message = (err as Error).message;
+    expect(message).toMatch(
+      new RegExp(
+        `^${copy} holds less than the kernel acknowledged \\(it holds \\d+ records of generation 1, but 5`,
+      ),
+    );
+    const kept = /its WAL as found was copied to (\S+)\)$/.exec(message)?.[1];
+    expect(kept !== undefined && existsSync(kept)).toBe(true);
+    // The refusal is stable: a second start refuses too (the seal still says 5).
+    expect(StoreCorruptError.isInstance(opening(copy))).toBe(true);
+    // Without the seal the loss is invisible: SQLite serves the records before the damage.
+    rmSync(`${copy}-seal`);
+    const accepted = new SqliteStore(copy);
+    expect(accepted.listAgents().length).toBeLessThan(5);
+    accepted.close();
+  });
+
+  test("rebuno-dev exits with the corrupt-store code", async () => {
+    const path = await storeWith("marker-cli-agent");
+    flipByteIn(path, "marker-cli-agent");
+    const run = await cli(path);
+    expect(run.code).toBe(STORE_EXIT_CODES.store_corrupt);
+    expect(run.stderr).toContain(`rebuno-dev: ${path}: snapshot row 1 fails its checksum`);
+  }, 90_000);
+});
+
+describe("format 1 files (before row checksums)", () => {
+  test("are upgraded at open and keep everything they held", () => {
+    const path = newPath();
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE snapshot (id INTEGER PRIMARY KEY, ops TEXT NOT NULL);
+      CREATE TABLE log (id INTEGER PRIMARY KEY, ops TEXT NOT NULL);
+      INSERT INTO meta VALUES ('format', 'rebuno-dev-redo-log'), ('version', '1');
+      INSERT INTO snapshot (ops) VALUES ('[["putAgent",{"id":"a","webhookUrl":"http://a.test/","secret":"s","registeredAt":1}]]');
+      INSERT INTO log (ops) VALUES ('[["putAgent",{"id":"b","webhookUrl":"http://b.test/","secret":"s","registeredAt":2}]]');
+    `);
+    db.close();
+    const store = new SqliteStore(path);
+    expect(store.listAgents().map((a) => a.id)).toEqual(["a", "b"]);
+    agent(store, "c");
+    store.close();
+    const reopened = new SqliteStore(path);
+    expect(reopened.listAgents().map((a) => a.id)).toEqual(["a", "b", "c"]);
+    reopened.close();
+    const check = new Database(path);
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe("2");
+    check.close();
+  });
+});
+
+describe("read-only", () => {
+  /** A store whose file or directory is then made read-only (for `nobody` when we are root). */
+  async function readOnly(what: "file" | "dir"): Promise<string> {
+    const dir = tempDir();
+    const path = join(dir, "k.db");
+    const store = new SqliteStore(path);
+    agent(store, "a");
+    await store.whenDurable();
+    store.close();
+    if (what === "file") {
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o777);
+    } else {
+      chmodSync(path, 0o666);
+      chmodSync(`${path}-seal`, 0o666);
+      chmodSync(dir, 0o555);
+    }
+    return path;
+  }
+
+  test.each(["file", "dir"] as const)(
+    "a read-only %s: refused as read-only, by path",
+    async (what) => {
+      const path = await readOnly(what);
+      const before = fingerprint(path);
+      if (!AS_ROOT) {
+        const err = opening(path);
+        expect(StoreReadOnlyError.isInstance(err)).toBe(true);
+        expect(err).toMatchObject({ code: "store_read_only", path });
+      }
+      const run = await cli(path, AS_ROOT ? NOBODY : undefined);
+      expect(run.code, run.stderr).toBe(STORE_EXIT_CODES.store_read_only);
+      expect(run.stderr).toContain(`rebuno-dev: ${path} is read-only for this process: `);
+      expect(run.stderr).toContain(what === "file" ? "the file cannot be written" : "its directory");
+      expect(run.stderr).not.toContain("disk I/O error");
+      expect(fingerprint(path)).toEqual(before);
+      chmodSync(join(path, ".."), 0o755);
+    },
+    90_000,
+  );
+});
