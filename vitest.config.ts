@@ -22,6 +22,8 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "tests/**/*.test.ts"],
+    // Browser tests need Chromium: `pnpm test:browser` (vitest.browser.config.ts) runs them.
+    exclude: ["**/node_modules/**", "tests/browser/**", "packages/*/test/**/*.browser.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -28,6 +28,10 @@ const STEPS = 5;
 // surcharge that disappears then is the kernel finishing the webhook delivery, not step-1 work).
 const settleArg = process.argv.indexOf("--settle-ms");
 const SETTLE_MS = settleArg > 0 ? Number(process.argv[settleArg + 1]) : 0;
+// --gap-ms N: also wait N ms before every later raw step (diagnostic: if later steps then cost as
+// much as the first, the surcharge is the idle→busy wake-up of the processes, not step-1 work).
+const gapArg = process.argv.indexOf("--gap-ms");
+const GAP_MS = gapArg > 0 ? Number(process.argv[gapArg + 1]) : 0;
 const AGENT = "bench-first-step";
 const quietLogger = { warn: () => {}, error: (m, f) => console.error(`rebuno: ${m}`, f ?? "") };
 
@@ -67,6 +71,7 @@ async function main() {
       if (SETTLE_MS > 0) await new Promise((r) => setTimeout(r, SETTLE_MS));
       const target = `/v0/executions/${e.id}/steps`;
       for (let i = 0; i < STEPS; i++) {
+        if (i > 0 && GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
         const t0 = performance.now();
         const d = await signedPost(
           pool,

@@ -1,6 +1,6 @@
 // Benchmarks B7 and B8 of reliability-perf §4 for the dev kernel.
 //
-//   pnpm tsc -b packages/dev-kernel && node --expose-gc bench/kernel.mjs [--profile DIR] [--b8-sqlite] [--check]
+//   pnpm tsc -b packages/dev-kernel && node --expose-gc bench/kernel.mjs [--quick] [--profile DIR] [--b8-sqlite] [--check]
 //
 // B7 — steps/s for the agent's submit + complete pair (one step = two signed round trips) at
 //   concurrency 1 and 50, for (a) the memory store and (b) SQLite WAL synchronous=NORMAL.
@@ -40,11 +40,13 @@ function flag(name) {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-const ROUNDS = 3;
-const SEQ_PAIRS = 400; // per round, concurrency 1
+// --quick (CI smoke via bench/run.mjs --quick): the same subjects with small counts.
+const QUICK = process.argv.includes("--quick");
+const ROUNDS = QUICK ? 1 : 3;
+const SEQ_PAIRS = QUICK ? 100 : 400; // per round, concurrency 1
 const CONC = 50;
-const CONC_PAIRS = 20; // per worker per round
-const B8_STEPS = 10_000;
+const CONC_PAIRS = QUICK ? 4 : 20; // per worker per round
+const B8_STEPS = QUICK ? 1_000 : 10_000;
 
 // A realistic small tool call: ≈ 120 B of args, ≈ 60 B of result.
 const argsText = (n) =>

@@ -73,7 +73,8 @@ async function startAgent(sdk, id, baseUrl, protocol, port) {
 async function workload(client, agentId, run) {
   const waitOptions = { timeoutMs: 300_000, pollMs: 100 };
   // Warm-up: JIT, sockets, the kernel's caches.
-  for (let i = 0; i < 3; i++) await client.waitForTerminal((await client.create(agentId, null)).id, waitOptions);
+  for (let i = 0; i < 3; i++)
+    await client.waitForTerminal((await client.create(agentId, null)).id, waitOptions);
 
   run.latencies = [];
   const cpu0 = process.cpuUsage();
@@ -135,7 +136,9 @@ async function goKernelRow(sdk, Client, name) {
   const bin = rk.buildKernel({ log: (m) => console.error(m) });
   const agentId = `bench-b12-${name}`;
   const port = await rk.freePort();
-  const agents = [{ id: agentId, webhookUrl: `http://127.0.0.1:${port}/webhook`, secret: SECRET, policy: POLICY }];
+  const agents = [
+    { id: agentId, webhookUrl: `http://127.0.0.1:${port}/webhook`, secret: SECRET, policy: POLICY },
+  ];
   const cleanup = [];
   try {
     let kernel;
@@ -204,7 +207,11 @@ async function main() {
   const server = rows["go-server"];
   if (server !== undefined) {
     const share = ratio(server.agentCpuPerStepUs, server.c1.p50Us);
-    goals.push({ goal: "go-server: agent CPU per step ≤ 5% of step p50 (c=1)", value: share, pass: share <= 0.05 });
+    goals.push({
+      goal: "go-server: agent CPU per step ≤ 5% of step p50 (c=1)",
+      value: share,
+      pass: share <= 0.05,
+    });
   }
   report("B12", {
     environment: environment(),

@@ -2,8 +2,8 @@
 // Every code block in docs/ that is marked `<!-- snippet: <file>#<region> -->` must equal that region
 // of a compiled, tested file (between `// #region <name>` and `// #endregion`). Blocks without a
 // marker must be shell/yaml/text, never TypeScript, so no uncompiled TS reaches the docs.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const docs = [];
@@ -39,25 +39,97 @@ const region = (file, name) => {
     .trim();
 };
 
+// `<!-- snippet: file#region +imports -->`: the block starts with the file's import lines that the
+// region uses (only the used names), so a reader sees where every name comes from even when the
+// region sits inside a function. Side-effect imports and unused names are left out.
+// A test importing its own package's sources (`../src/index.js`) shows the published name instead.
+const publicName = (file, from) => {
+  const spec = JSON.parse(from);
+  if (!spec.startsWith(".")) return from;
+  const target = relative(root, join(root, dirname(file), spec));
+  const own = /^packages\/([^/]+)\/src\/index\.(?:js|ts)$/.exec(target);
+  if (!own) return from;
+  return JSON.stringify(
+    JSON.parse(readFileSync(join(root, "packages", own[1], "package.json"), "utf8")).name,
+  );
+};
+
+const importsFor = (file, region) => {
+  const source = readFileSync(join(root, file), "utf8");
+  // Names only count in code: comments and plain string literals are blanked first.
+  const code = region
+    .replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g, '""')
+    .replace(/\/\*[\s\S]*?\*\//g, " ")
+    .replace(/\/\/.*$/gm, " ");
+  const used = (local) => new RegExp(`(^|[^\\w$.])${local.replace(/\$/g, "\\$")}(?![\\w$])`).test(code);
+  const lines = [];
+  for (const m of source.matchAll(/^import\s+(type\s+)?([\s\S]*?)\s+from\s+("[^"]+");/gm)) {
+    const [, typeOnly, clause, from] = m;
+    const parts = [];
+    let named = [];
+    const braces = /\{([\s\S]*)\}/.exec(clause);
+    for (const piece of clause
+      .replace(/\{[\s\S]*\}/, "")
+      .split(",")
+      .map((x) => x.trim())) {
+      if (!piece) continue;
+      const ns = /^\*\s+as\s+(\S+)$/.exec(piece);
+      if (ns ? used(ns[1]) : used(piece)) parts.push(piece);
+    }
+    if (braces) {
+      named = braces[1]
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean)
+        .filter((spec) =>
+          used(
+            spec
+              .replace(/^type\s+/, "")
+              .split(/\s+as\s+/)
+              .pop(),
+          ),
+        );
+    }
+    if (named.length > 0) parts.push(`{ ${named.join(", ")} }`);
+    if (parts.length > 0)
+      lines.push(`import ${typeOnly ?? ""}${parts.join(", ")} from ${publicName(file, from)};`);
+  }
+  return lines.join("\n");
+};
+
+const expectedBlock = (file, name, withImports) => {
+  const body = region(file, name);
+  if (!withImports) return body;
+  const imports = importsFor(file, body);
+  return imports ? `${imports}\n\n${body}` : body;
+};
+
+// `--write` rewrites every marked block from its source instead of reporting differences.
+const write = process.argv.includes("--write");
 let problems = 0;
 let checked = 0;
 for (const doc of docs) {
   const text = readFileSync(doc, "utf8");
-  const re = /(?:<!-- snippet: (\S+?)#(\S+?) -->\s*\n)?```(\w*)\n([\s\S]*?)```/g;
+  const re = /(?:<!-- snippet: (\S+?)#(\S+?)( \+imports)? -->\s*\n)?```(\w*)\n([\s\S]*?)```/g;
+  let rewritten = text;
   for (const m of text.matchAll(re)) {
-    const [, file, name, lang, code] = m;
+    const [whole, file, name, withImports, lang, code] = m;
     const where = relative(root, doc);
     if (file) {
       checked++;
       let expected;
       try {
-        expected = region(file, name);
+        expected = expectedBlock(file, name, withImports !== undefined);
       } catch (e) {
         console.error(`${where}: ${e.message}`);
         problems++;
         continue;
       }
       if (expected !== code.trim()) {
+        if (write) {
+          rewritten = rewritten.replace(whole, whole.replace(code, `${expected}\n`));
+          continue;
+        }
         console.error(`${where}: snippet ${file}#${name} differs from the source region`);
         problems++;
       }
@@ -66,6 +138,7 @@ for (const doc of docs) {
       problems++;
     }
   }
+  if (write && rewritten !== text) writeFileSync(doc, rewritten);
 }
 console.log(`snippets: ${checked} checked, ${problems} problems`);
 process.exit(problems ? 1 : 0);

@@ -92,7 +92,7 @@ try {
 } catch {
   json = undefined; // no report means vitest itself failed to run
 }
-let passed = json?.numPassedTests ?? 0;
+const passed = json?.numPassedTests ?? 0;
 let failed = json === undefined ? 1 : json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0);
 if (status !== 0 && failed === 0) failed = 1;
 
@@ -115,7 +115,9 @@ const resultOf = (test) => {
 };
 
 const rows = [];
-for (const name of readdirSync(FAULTS_DIR).filter((n) => n.endsWith(".json")).sort()) {
+for (const name of readdirSync(FAULTS_DIR)
+  .filter((n) => n.endsWith(".json"))
+  .sort()) {
   const row = JSON.parse(readFileSync(`${FAULTS_DIR}/${name}`, "utf8"));
   const counts = Object.entries(row.counts ?? {})
     .map(([k, v]) => `${k} ${v}`)

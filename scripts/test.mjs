@@ -10,6 +10,11 @@ if (run(process.execPath, ["node_modules/typescript/bin/tsc", "-b"]) !== 0) {
   console.log("0 passed, 1 failed: typecheck");
   process.exit(1);
 }
+// The web console's browser bundle is part of the build (`rebuno-dev` serves it at `/`).
+if (run(process.execPath, ["packages/console/scripts/build.mjs"]) !== 0) {
+  console.log("0 passed, 1 failed: console bundle");
+  process.exit(1);
+}
 mkdirSync(".tmp", { recursive: true });
 const report = `.tmp/vitest-${process.versions.node}.json`;
 const status = run(process.execPath, [

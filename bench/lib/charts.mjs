@@ -9,7 +9,10 @@ const PLOT = { left: 70, right: 20, top: 56, bottom: 92 };
 
 /** Escape text for SVG content and attributes. */
 function esc(text) {
-  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  return String(text).replace(
+    /[&<>"]/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c],
+  );
 }
 
 /** A "nice" axis maximum: 1, 2 or 5 × 10^n at or above `max`. */
@@ -83,7 +86,9 @@ export function groupedBarChart({ title, yLabel, series, groups, footer }) {
     `Machine: ${footer.machine} · Node ${footer.node} · ${footer.date}`,
   ];
   foot.forEach((line, i) => {
-    parts.push(`<text x="${PLOT.left}" y="${HEIGHT - 38 + i * 16}" fill="#555" font-size="11">${esc(line)}</text>`);
+    parts.push(
+      `<text x="${PLOT.left}" y="${HEIGHT - 38 + i * 16}" fill="#555" font-size="11">${esc(line)}</text>`,
+    );
   });
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;

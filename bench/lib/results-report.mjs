@@ -15,7 +15,7 @@ export function writeReports(root, out) {
   const dir = join(root, "bench/results");
   mkdirSync(dir, { recursive: true });
   const env = out.environment;
-  const date = out.generatedAt.slice(0, 16).replace("T", " ") + " UTC";
+  const date = `${out.generatedAt.slice(0, 16).replace("T", " ")} UTC`;
   const machine = `${env.cpus} × ${env.cpuModel}, ${env.platform}, load ${env.loadavg.join(" ")}`;
   const footer = (baseline) => ({ baseline, machine, node: env.node, date });
   const charts = [];
@@ -92,23 +92,33 @@ export function writeReports(root, out) {
     "| bench | record | goal | value | result |",
     "| --- | --- | --- | --- | --- |",
     ...out.goals.map(
-      (g) => `| ${g.bench} | ${g.id} | ${String(g.goal).replaceAll("|", "\\|")} | ${g.value ?? ""} | ${g.pass ? "PASS" : "MISS"} |`,
+      (g) =>
+        `| ${g.bench} | ${g.id} | ${String(g.goal).replaceAll("|", "\\|")} | ${g.value ?? ""} | ${g.pass ? "PASS" : "MISS"} |`,
     ),
     "",
     "| bench | exit | seconds | note |",
     "| --- | --- | --- | --- |",
     ...Object.entries(out.results).map(([name, r]) =>
-      r.skipped ? `| ${name} | – | – | skipped: ${r.skipped} |` : `| ${name} | ${r.exitCode} | ${r.seconds} | |`,
+      r.skipped
+        ? `| ${name} | – | – | skipped: ${r.skipped} |`
+        : `| ${name} | ${r.exitCode} | ${r.seconds} | |`,
     ),
   ];
   if (b12 !== undefined) {
-    lines.push("", "## B12: kernels side by side", "", "| kernel | c=1 p50 µs | c=1 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step |", "| --- | --- | --- | --- | --- | --- | --- |");
+    lines.push(
+      "",
+      "## B12: kernels side by side",
+      "",
+      "| kernel | c=1 p50 µs | c=1 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step |",
+      "| --- | --- | --- | --- | --- | --- | --- |",
+    );
     for (const [n, k] of Object.entries(b12.kernels)) {
       lines.push(
         `| ${n} | ${k.c1.p50Us} | ${k.c1.p99Us} | ${k.c50.p50Us} | ${k.c50.p99Us} | ${k.executionsPerSecond} | ${k.agentCpuPerStepUs} |`,
       );
     }
-    for (const [n, why] of Object.entries(b12.skipped ?? {})) lines.push(`| ${n} | skipped: ${why} | | | | | |`);
+    for (const [n, why] of Object.entries(b12.skipped ?? {}))
+      lines.push(`| ${n} | skipped: ${why} | | | | | |`);
   }
   if (charts.length > 0) {
     lines.push("", "## Charts", "");

@@ -64,7 +64,8 @@ try {
   result.goals = [{ goal: "Python µs/step ÷ ours ≥ 3×", value: result.ratio, pass: result.ratio >= 3 }];
   // The Go kernel row is not run: rebuno==0.29.2 reads `dispatch_attempt` from the webhook body,
   // which the Go snapshot does not send (KeyError), so the Python agent cannot run there.
-  result.go_kernel = "not run: rebuno==0.29.2 fails on the Go snapshot's webhook (KeyError 'dispatch_attempt')";
+  result.go_kernel =
+    "not run: rebuno==0.29.2 fails on the Go snapshot's webhook (KeyError 'dispatch_attempt')";
   result.node = process.version;
   result.date = new Date().toISOString();
   console.log(JSON.stringify(result));

@@ -584,7 +584,19 @@ rules:
         await w.client("GET", `/v0/executions/${one.id}/events?after_seq=2&limit=2`),
       );
       rec("terminal steps filter", await w.client("GET", `/v0/executions/${one.id}/steps?status=terminal`));
-      for (const x of [one, two]) await w.client("POST", `/v0/executions/${x.id}/cancel`);
+      // Listing order: both kernels list steps by step id, not by recording order.
+      const three = await begin(w, a, rec, { n: 3 });
+      for (const target of ["c_recorded_first", "a_recorded_second", "b_recorded_third"]) {
+        await w.agent(a, "POST", `/v0/executions/${three.id}/steps`, tool(target, {}), {
+          lease: three.lease,
+        });
+      }
+      const listed = (await w.client("GET", `/v0/executions/${three.id}/steps`)).body.map((s) => s.step_id);
+      rec(
+        "three steps listed in step-id order",
+        listed.length === 3 && listed.every((x, i) => i === 0 || listed[i - 1] < x),
+      );
+      for (const x of [one, two, three]) await w.client("POST", `/v0/executions/${x.id}/cancel`);
     },
   },
 ];

@@ -199,7 +199,9 @@ export function formatEntry(entry: TimelineEntry, options: FormatEntryOptions = 
   const time =
     options.since !== undefined && Number.isFinite(at)
       ? `+${((at - options.since) / 1000).toFixed(3)}s`
-      : entry.occurredAt.slice(11, 23);
+      : Number.isFinite(at)
+        ? new Date(at).toISOString().slice(11, 23) // UTC hh:mm:ss.mmm whatever precision the kernel sent
+        : entry.occurredAt;
   const subject = entry.kind === undefined ? entry.subject : `${entry.subject} (${entry.kind})`;
   const outcome = entry.outcome.padEnd(17);
   const duration = entry.durationMs === undefined ? "" : `${entry.durationMs}ms`;

@@ -212,7 +212,11 @@ class Wakeup {
  * background until `signal` aborts; each terminal notice wakes the waiter. Any failure (no such
  * route, not SSE, a broken connection) only ends the watch: the status poll covers it.
  */
-async function watchTerminal(openStream: OpenTerminalStream, signal: AbortSignal, wake: Wakeup): Promise<void> {
+async function watchTerminal(
+  openStream: OpenTerminalStream,
+  signal: AbortSignal,
+  wake: Wakeup,
+): Promise<void> {
   let response: Response;
   try {
     response = await openStream(signal);

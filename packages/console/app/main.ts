@@ -6,7 +6,7 @@
  */
 import { Client } from "@rebuno/client";
 import type { Agent, Approval, Execution, Event as KernelEvent, Step } from "@rebuno/protocol";
-import { h, render, type VNode } from "preact";
+import { type ComponentChild, h, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
 const params = new URLSearchParams(location.search);
@@ -26,7 +26,10 @@ function useHash(): string {
 }
 
 /** Poll `load` every second while mounted (and whenever `deps` change). */
-function usePoll<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | undefined } {
+function usePoll<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data: T | undefined; error: string | undefined } {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   useEffect(() => {
@@ -65,7 +68,7 @@ function time(iso: string | undefined): string {
   return iso === undefined ? "" : new Date(iso).toLocaleTimeString();
 }
 
-function status(s: string): VNode {
+function status(s: string): ComponentChild {
   return h("span", { class: `status ${s}`, "data-status": s }, s);
 }
 
@@ -84,7 +87,7 @@ function errorText(error: unknown): string {
   return json(error);
 }
 
-function Executions(): VNode {
+function Executions(): ComponentChild {
   const [filter, setFilter] = useState("");
   const { data, error } = usePoll(
     () => client.list(filter === "" ? { limit: 100 } : { limit: 100, status: filter as never }),
@@ -96,14 +99,26 @@ function Executions(): VNode {
       h("label", null, "Status "),
       h(
         "select",
-        { id: "status-filter", value: filter, onChange: (e: Event & { currentTarget: HTMLSelectElement }) => setFilter(e.currentTarget.value) },
+        {
+          id: "status-filter",
+          value: filter,
+          onChange: (e: Event & { currentTarget: HTMLSelectElement }) => setFilter(e.currentTarget.value),
+        },
         STATUSES.map((s) => h("option", { value: s }, s === "" ? "all" : s)),
       ),
       h("span", { class: "live" }, "● live"),
     ]),
     error === undefined ? null : h("div", { class: "alert" }, error),
     h("table", { id: "executions" }, [
-      h("thead", null, h("tr", null, ["Execution", "Agent", "Status", "Created", "Updated"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Execution", "Agent", "Status", "Created", "Updated"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -121,7 +136,7 @@ function Executions(): VNode {
   ]);
 }
 
-function ApprovalRow({ approval, onDone }: { approval: Approval; onDone: () => void }): VNode {
+function ApprovalRow({ approval, onDone }: { approval: Approval; onDone: () => void }): ComponentChild {
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | undefined>(undefined);
   const decide = async (grant: boolean): Promise<void> => {
@@ -150,7 +165,7 @@ function ApprovalRow({ approval, onDone }: { approval: Approval; onDone: () => v
   ]);
 }
 
-function Approvals({ executionId }: { executionId?: string }): VNode {
+function Approvals({ executionId }: { executionId: string | undefined }): ComponentChild {
   const [nonce, setNonce] = useState(0);
   const { data, error } = usePoll(
     async () =>
@@ -170,22 +185,32 @@ function Approvals({ executionId }: { executionId?: string }): VNode {
 }
 
 /** The newest delivery outcome, when it is a failure: what the kernel could not do, and why. */
-function DeliveryAlert({ events }: { events: KernelEvent[] }): VNode | null {
-  const last = [...events].reverse().find((e) => e.type.startsWith("dispatch.") && e.type !== "dispatch.queued");
+function DeliveryAlert({ events }: { events: KernelEvent[] }): ComponentChild {
+  const last = [...events]
+    .reverse()
+    .find((e) => e.type.startsWith("dispatch.") && e.type !== "dispatch.queued");
   if (last === undefined || last.type !== "dispatch.failed") return null;
   const p = last.payload;
   // An HTTP status means the agent answered (401/403: wrong secret); a class alone means it was not reached.
   const cause =
-    p.http_status !== undefined ? `HTTP ${String(p.http_status)}` : typeof p.error_class === "string" ? p.error_class : "";
+    p.http_status !== undefined
+      ? `HTTP ${String(p.http_status)}`
+      : typeof p.error_class === "string"
+        ? p.error_class
+        : "";
   const retry =
     typeof p.next_attempt_at === "string" ? `next retry at ${time(p.next_attempt_at)}` : "no retry left";
   return h("div", { class: "alert", id: "delivery-failure" }, [
-    h("b", null, `Webhook delivery failed (attempt ${String(p.attempt)}${p.max_attempts === undefined ? "" : ` of ${String(p.max_attempts)}`})`),
+    h(
+      "b",
+      null,
+      `Webhook delivery failed (attempt ${String(p.attempt)}${p.max_attempts === undefined ? "" : ` of ${String(p.max_attempts)}`})`,
+    ),
     `${typeof p.error === "string" ? p.error : "the agent did not acknowledge the webhook"}${cause === "" ? "" : ` — ${cause}`}; ${retry}.`,
   ]);
 }
 
-function ExecutionView({ id }: { id: string }): VNode {
+function ExecutionView({ id }: { id: string }): ComponentChild {
   const [execution, setExecution] = useState<Execution | undefined>(undefined);
   const [steps, setSteps] = useState<Step[]>([]);
   const [events, setEvents] = useState<KernelEvent[]>([]);
@@ -196,7 +221,8 @@ function ExecutionView({ id }: { id: string }): VNode {
       const [e, s] = await Promise.all([client.get(id), client.listSteps(id)]);
       if (!abort.signal.aborted) {
         setExecution(e);
-        setSteps(s);
+        // In the order they ran (the kernel lists them by id); steps that never started go last.
+        setSteps([...s].sort((a, b) => (a.startedAt ?? "~").localeCompare(b.startedAt ?? "~")));
       }
     };
     setEvents([]);
@@ -213,7 +239,12 @@ function ExecutionView({ id }: { id: string }): VNode {
     return () => abort.abort();
   }, [id]);
   return h("section", null, [
-    h("h2", null, ["Execution ", h("code", null, id), " ", execution === undefined ? null : status(execution.status)]),
+    h("h2", null, [
+      "Execution ",
+      h("code", null, id),
+      " ",
+      execution === undefined ? null : status(execution.status),
+    ]),
     error === undefined ? null : h("div", { class: "alert" }, error),
     h(DeliveryAlert, { events }),
     execution === undefined
@@ -225,7 +256,9 @@ function ExecutionView({ id }: { id: string }): VNode {
           h("span", null, new Date(execution.createdAt).toLocaleString()),
           h("span", { class: "muted" }, "input"),
           h("pre", null, json(execution.input)),
-          ...(execution.output === undefined ? [] : [h("span", { class: "muted" }, "output"), h("pre", null, json(execution.output))]),
+          ...(execution.output === undefined
+            ? []
+            : [h("span", { class: "muted" }, "output"), h("pre", null, json(execution.output))]),
           ...(execution.failureReason === undefined
             ? []
             : [h("span", { class: "muted" }, "failure"), h("span", null, execution.failureReason)]),
@@ -233,17 +266,36 @@ function ExecutionView({ id }: { id: string }): VNode {
     h(Approvals, { executionId: id }),
     h("h3", null, "Steps"),
     h("table", { id: "steps" }, [
-      h("thead", null, h("tr", null, ["Step", "Kind", "Status", "Args", "Result / error", "Duration"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Step", "Kind", "Status", "Args", "Result / error", "Duration"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
         steps.map((s) =>
           h("tr", { "data-step": s.stepId, "data-target": s.target }, [
-            h("td", null, [h("b", null, s.target), h("div", { class: "muted" }, `#${s.occurrence} ${s.idempotency}`)]),
+            h("td", null, [
+              h("b", null, s.target),
+              h("div", { class: "muted" }, `#${s.occurrence} ${s.idempotency}`),
+            ]),
             h("td", null, s.kind),
             h("td", null, status(s.status)),
             h("td", null, h("pre", null, json(s.args))),
-            h("td", null, h("pre", { class: s.error === undefined ? "" : "error" }, s.error === undefined ? json(s.result) : errorText(s.error))),
+            h(
+              "td",
+              null,
+              h(
+                "pre",
+                { class: s.error === undefined ? "" : "error" },
+                s.error === undefined ? json(s.result) : errorText(s.error),
+              ),
+            ),
             h("td", null, durationOf(s)),
           ]),
         ),
@@ -251,7 +303,15 @@ function ExecutionView({ id }: { id: string }): VNode {
     ]),
     h("h3", null, ["Events ", h("span", { class: "live" }, "● following")]),
     h("table", { id: "events" }, [
-      h("thead", null, h("tr", null, ["#", "Time", "Type", "Payload"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["#", "Time", "Type", "Payload"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -268,13 +328,21 @@ function ExecutionView({ id }: { id: string }): VNode {
   ]);
 }
 
-function Agents(): VNode {
+function Agents(): ComponentChild {
   const { data, error } = usePoll(() => client.listAgents(), []);
   return h("section", null, [
     h("h2", null, "Agents"),
     error === undefined ? null : h("div", { class: "alert" }, error),
     h("table", { id: "agents" }, [
-      h("thead", null, h("tr", null, ["Agent", "Webhook", "Registered", "Policy"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Agent", "Webhook", "Registered", "Policy"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -291,11 +359,13 @@ function Agents(): VNode {
   ]);
 }
 
-function App(): VNode {
+function App(): ComponentChild {
   const hash = useHash();
   const exec = /^#\/exec\/(.+)$/.exec(hash);
-  const tab = exec !== null ? "exec" : hash === "#/approvals" ? "approvals" : hash === "#/agents" ? "agents" : "list";
-  const link = (href: string, name: string, on: boolean): VNode => h("a", { href, class: on ? "on" : "" }, name);
+  const tab =
+    exec !== null ? "exec" : hash === "#/approvals" ? "approvals" : hash === "#/agents" ? "agents" : "list";
+  const link = (href: string, name: string, on: boolean): ComponentChild =>
+    h("a", { href, class: on ? "on" : "" }, name);
   return h("div", null, [
     h("header", null, [
       h("b", null, "Rebuno"),
@@ -310,7 +380,7 @@ function App(): VNode {
       exec !== null
         ? h(ExecutionView, { key: exec[1], id: decodeURIComponent(exec[1]!) })
         : tab === "approvals"
-          ? h(Approvals, {})
+          ? h(Approvals, { executionId: undefined })
           : tab === "agents"
             ? h(Agents, {})
             : h(Executions, {}),

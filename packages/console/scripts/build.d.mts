@@ -2,7 +2,7 @@
 export interface BuildConsoleOptions {
   /** Default packages/console/dist/assets. */
   readonly outdir?: string;
-  /** Bundle packages/*/src instead of dist/ (tests: no prior `tsc -b`). */
+  /** Bundle the packages' src/ instead of dist/ (tests: no prior `tsc -b`). */
   readonly fromSource?: boolean;
 }
 export function buildConsole(options?: BuildConsoleOptions): Promise<{ outdir: string; bytes: number }>;

@@ -56,7 +56,10 @@ class Desk extends Toolbox {
     });
     return { order: args.order, carrier: "delivered at 10:42" };
   }
-  @tool("refund", { input: object({ order: { type: "string" }, cents: { type: "number" } }), idempotency: "at_most_once" })
+  @tool("refund", {
+    input: object({ order: { type: "string" }, cents: { type: "number" } }),
+    idempotency: "at_most_once",
+  })
   async refund(args: { order: string; cents: number }) {
     return { refunded: args.cents, order: args.order };
   }

@@ -42,7 +42,10 @@ async function closedPort(): Promise<string> {
   return `http://127.0.0.1:${port}/`;
 }
 
-async function kernelWithAgent(webhookUrl: string, timeoutMs = 30_000): Promise<{ kernel: DevKernel; client: Client }> {
+async function kernelWithAgent(
+  webhookUrl: string,
+  timeoutMs = 30_000,
+): Promise<{ kernel: DevKernel; client: Client }> {
   const kernel = await startDevKernel({
     agents: [{ id: "a", webhookUrl, secret: "s" }],
     dispatch: { maxAttempts: 2, backoffBaseMs: 60_000, timeoutMs },
@@ -75,7 +78,9 @@ describe("webhook delivery failures carry their cause", () => {
       http_status: 401,
     });
     expect(failed.payload.error).toContain("secret");
-    expect(Date.parse(failed.payload.next_attempt_at as string)).toBeGreaterThan(Date.parse(failed.occurredAt));
+    expect(Date.parse(failed.payload.next_attempt_at as string)).toBeGreaterThan(
+      Date.parse(failed.occurredAt),
+    );
   });
 
   test("an agent that is down: connection_refused, no HTTP status", async () => {
@@ -88,18 +93,20 @@ describe("webhook delivery failures carry their cause", () => {
   });
 
   test("an agent that never answers: timeout", async () => {
-    const { client } = await kernelWithAgent(
-      await agentServer(() => {}),
-      200,
-    );
+    const { client } = await kernelWithAgent(await agentServer(() => {}), 200);
     const e = await client.create("a", {});
     const failed = await firstFailure(client, e.id);
     expect(failed.payload).toMatchObject({ attempt: 1, error_class: "timeout" });
   });
 
   test("other network errors keep their code and message", () => {
-    const err = new TypeError("fetch failed", { cause: Object.assign(new Error("getaddrinfo ENOTFOUND x"), { code: "ENOTFOUND" }) });
-    expect(networkFailure(err)).toEqual({ error_class: "network_error", error: "ENOTFOUND: getaddrinfo ENOTFOUND x" });
+    const err = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("getaddrinfo ENOTFOUND x"), { code: "ENOTFOUND" }),
+    });
+    expect(networkFailure(err)).toEqual({
+      error_class: "network_error",
+      error: "ENOTFOUND: getaddrinfo ENOTFOUND x",
+    });
   });
 });
 
@@ -126,6 +133,8 @@ describe("static assets beside the API", () => {
   test("a directory without index.html is a configuration error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "rebuno-assets-"));
     await expect(startDevKernel({ staticAssets: dir })).rejects.toBeInstanceOf(ConfigurationError);
-    await expect(startDevKernel({ staticAssets: join(dir, "missing") })).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(startDevKernel({ staticAssets: join(dir, "missing") })).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
   });
 });

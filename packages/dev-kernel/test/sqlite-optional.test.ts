@@ -2,15 +2,16 @@
 // without it (or without its native addon) fails with one typed error that says how to fix it.
 // The real "not installed" case (a project without better-sqlite3) runs in scripts/pack-smoke.mjs.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RebunoError } from "@rebuno/protocol";
 import { afterAll, describe, expect, test } from "vitest";
 import { startDevKernel } from "../src/kernel.js";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { openSqliteDatabase } from "../src/store/sqlite-driver.js";
 import { SqliteUnavailableError } from "../src/store/sqlite-errors.js";
 import { STORE_EXIT_CODES, StoreError, storeExitCode } from "../src/store/store-errors.js";
 
@@ -97,6 +98,39 @@ describe("better-sqlite3 is optional", () => {
     expect(error.reason).toBe("native_addon");
     expect(error.message).toContain("npm rebuild better-sqlite3");
     expect(error.message).toContain("pnpm approve-builds");
+    expect(error.message).not.toContain("\n");
+  });
+
+  test("installed but never built (pnpm 10 without approval): 'native_addon', no list of paths", () => {
+    // A real copy of better-sqlite3 and its loader dependencies, without its build/ folder.
+    const project = join(dir, "unbuilt");
+    const here = createRequire(import.meta.url);
+    const bs3 = dirname(here.resolve("better-sqlite3/package.json"));
+    const fromBs3 = createRequire(join(bs3, "package.json"));
+    const bindings = dirname(fromBs3.resolve("bindings/package.json"));
+    const uriToPath = dirname(
+      createRequire(join(bindings, "package.json")).resolve("file-uri-to-path/package.json"),
+    );
+    for (const [name, from] of [
+      ["better-sqlite3", bs3],
+      ["bindings", bindings],
+      ["file-uri-to-path", uriToPath],
+    ] as const) {
+      cpSync(from, join(project, "node_modules", name), { recursive: true, dereference: true });
+    }
+    rmSync(join(project, "node_modules", "better-sqlite3", "build"), { recursive: true, force: true });
+    let caught: unknown;
+    try {
+      openSqliteDatabase(join(project, "k.db"), join(project, "k.db"), undefined, join(project, "main.js"));
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SqliteUnavailableError);
+    const error = caught as SqliteUnavailableError;
+    expect(error.reason).toBe("native_addon");
+    expect(error.message).toContain("no better_sqlite3.node was built");
+    expect(error.message).toContain("onlyBuiltDependencies");
+    expect(error.message).not.toContain("Tried");
     expect(error.message).not.toContain("\n");
   });
 

@@ -87,6 +87,17 @@ describe.each(stores)("stream ($name store)", (store) => {
     await reader.cancel();
   });
 
+  test("a terminal execution's subscribers get one named execution.terminal event", async () => {
+    h = await Harness.start(store);
+    const { id, lease } = await h.started();
+    const res = await h.kernel.fetch(new Request(`${BASE}/v0/executions/${id}/stream`));
+    const reader = res.body!.getReader();
+    await h.agent("POST", `/v0/executions/${id}/complete`, { body: { output: 1 }, lease });
+    const [frame] = await readFrames(reader, 1);
+    expect(frame).toBe(`event: execution.terminal\ndata: {"execution_id":"${id}","status":"completed"}\n\n`);
+    await reader.cancel();
+  });
+
   test("aborting the request's signal ends an in-process stream and unsubscribes", async () => {
     h = await Harness.start(store);
     const { id } = await h.started();

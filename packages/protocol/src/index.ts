@@ -40,6 +40,9 @@ export {
   UnexpectedResponse,
   ValidationError,
 } from "./errors.js";
+// Response schemas (loose)
+export type { EventType } from "./event-types.js";
+export { EVENT_TYPES } from "./event-types.js";
 export { argsHash, argsHashFromText, computeStepId } from "./identity.js";
 export type { KernelProtocol, NotSupportedByKernelOptions } from "./kernel-protocol.js";
 export {
@@ -112,7 +115,6 @@ export {
 } from "./signing.js";
 export { normalizeJson, stringifyJson, toWireJson } from "./strict-json.js";
 export { decodeUtf8Go } from "./utf8.js";
-
 // Wire vocabulary
 export type {
   ApiKeyScope,
@@ -145,7 +147,6 @@ export {
   TERMINAL_EXECUTION_STATUSES,
   TERMINAL_STEP_STATUSES,
 } from "./wire-common.js";
-
 // Request schemas (strict)
 export type {
   BindResourceRequest,
@@ -192,9 +193,6 @@ export {
   TestPolicyRequestSchema,
   validateRequest,
 } from "./wire-requests.js";
-
-// Response schemas (loose)
-export type { EventType } from "./wire-responses.js";
 export {
   AgentWire,
   ApiKeyWire,
@@ -202,7 +200,6 @@ export {
   ApprovalWire,
   DispatchEventPayloadWire,
   ErrorEnvelopeWire,
-  EVENT_TYPES,
   EventWire,
   ExecutionEventPayloadWire,
   ExecutionListWire,

@@ -271,38 +271,5 @@ export const DispatchEventPayloadWire = z.looseObject({
   attempt: z.int().min(0),
 });
 
-/** Every event type of protocol §10. */
-export const EVENT_TYPES = [
-  "execution.created",
-  "execution.forked",
-  "execution.started",
-  "execution.blocked",
-  "execution.resumed",
-  "execution.completed",
-  "execution.failed",
-  "execution.cancelled",
-  "step.proposed",
-  "step.allowed",
-  "step.denied",
-  "step.awaiting_approval",
-  "step.rate_limited",
-  "step.executing",
-  "step.succeeded",
-  "step.failed",
-  "step.cancelled",
-  "resource.registered",
-  "resource.initialized",
-  "resource.bound",
-  "resource.checkpointed",
-  "resource.checkpoint_failed",
-  "approval.requested",
-  "approval.granted",
-  "approval.denied",
-  "approval.expired",
-  "dispatch.queued",
-  "dispatch.acked",
-  "dispatch.failed",
-  "dispatch.discarded",
-] as const;
-/** A known event type (consumers must tolerate others). */
-export type EventType = (typeof EVENT_TYPES)[number];
+// The event type list lives in a zod-free module so that importing it keeps zod out of browser bundles.
+export { EVENT_TYPES, type EventType } from "./event-types.js";

@@ -232,11 +232,14 @@ export class Dispatcher {
     const nextAttemptAt = last
       ? undefined
       : this.ctx.clock() + backoffMs(current.attempt, backoffBaseMs, backoffMaxMs);
+    // Short fields first, the sentence last: one-line views (`rebuno exec watch`) cut at the end.
+    const { error, ...cause } = failure;
     appendEvent(this.ctx, row.executionId, "dispatch.failed", {
       ...dispatchPayload(current, "failed"),
-      ...failure,
+      ...cause,
       max_attempts: current.maxAttempts,
       ...(nextAttemptAt === undefined ? {} : { next_attempt_at: new Date(nextAttemptAt).toISOString() }),
+      error,
     });
     this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "failed"]);
     if (nextAttemptAt === undefined) {
@@ -294,7 +297,8 @@ export function networkFailure(err: unknown): DeliveryFailure {
   if (name === "TimeoutError" || name === "AbortError") {
     return { error_class: "timeout", error: "the agent did not answer within the dispatch timeout" };
   }
-  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const cause =
+    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === "string" ? cause.code : undefined;
   if (code === "ECONNREFUSED") {
     return { error_class: "connection_refused", error: "connection refused: is the agent running?" };
@@ -302,7 +306,8 @@ export function networkFailure(err: unknown): DeliveryFailure {
   if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "ETIMEDOUT") {
     return { error_class: "timeout", error: `the agent did not answer in time (${code})` };
   }
-  const detail = typeof cause?.message === "string" ? cause.message : err instanceof Error ? err.message : String(err);
+  const detail =
+    typeof cause?.message === "string" ? cause.message : err instanceof Error ? err.message : String(err);
   return { error_class: "network_error", error: code === undefined ? detail : `${code}: ${detail}` };
 }
 

@@ -41,7 +41,10 @@ export function loadStaticAssets(dir: string): ReadonlyMap<string, CoreBodyRespo
 }
 
 /** Serve `files` for `GET`/`HEAD`; every other request (and every unknown path) goes to `core`. */
-export function withStaticAssets(core: CoreHandler, files: ReadonlyMap<string, CoreBodyResponse>): CoreHandler {
+export function withStaticAssets(
+  core: CoreHandler,
+  files: ReadonlyMap<string, CoreBodyResponse>,
+): CoreHandler {
   return (req: CoreRequest): Promise<CoreResponse> => {
     if (req.method !== "GET" && req.method !== "HEAD") return core(req);
     const q = req.target.indexOf("?");

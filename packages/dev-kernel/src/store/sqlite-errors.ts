@@ -44,6 +44,11 @@ export class SqliteUnavailableError extends StoreError {
   }
 }
 
+/** The cause in one line: the `bindings` package's message is followed by every path it tried. */
 function firstLine(err: unknown): string {
-  return describe(err).split("\n", 1)[0] ?? "";
+  const message = describe(err);
+  if (message.includes("Could not locate the bindings file")) {
+    return "no better_sqlite3.node was built: its install script did not run";
+  }
+  return message.split("\n", 1)[0] ?? "";
 }

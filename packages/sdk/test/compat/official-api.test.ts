@@ -24,6 +24,7 @@ import {
 } from "@rebuno/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { describeFailure, serveInventory } from "./snippets/official-style.js";
 
 const TOKEN = "compat-token";
 const quiet = { warn: () => {}, error: () => {} };
@@ -186,6 +187,23 @@ describe("code written for the official TypeScript SDK", () => {
     const err = new CheckpointUnavailable(undefined, { checkpointRef: "r" });
     expect(err.code).toBe("checkpoint_unavailable");
     expect(err.checkpointRef).toBe("r");
+  });
+});
+
+describe("the docs/migration.md snippet", () => {
+  it("serves, records an at_most_once step and reports kernel errors with statusCode", async () => {
+    const { kernel, baseUrl, client, stop } = await kernelUp();
+    const secret = randomBytes(16).toString("hex");
+    const server = await serveInventory(secret, baseUrl, 0);
+    stop.push(() => server.close());
+    kernel.registerAgent({ id: "inventory", webhookUrl: server.url, secret });
+    const id = (await client.create("inventory", { sku: "tea" })).id;
+    const done = await settle(client, id);
+    expect(done.output).toEqual({ sku: "tea", stock: 3, reservation: "res-tea" });
+    const reserve = (await client.listSteps(id)).find((s) => s.target === "reserve");
+    expect(reserve?.idempotency).toBe("at_most_once");
+    const missing = await client.get("00000000-0000-0000-0000-000000000000").catch((e: unknown) => e);
+    expect(describeFailure(missing)).toBe("kernel said 404 not_found");
   });
 });
 
