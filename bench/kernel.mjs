@@ -19,6 +19,7 @@
 //   Goal: growth ≤ retained × 1.1.
 //
 // `--profile DIR` starts the kernel children with `--cpu-prof` (profiles land in DIR).
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,7 +164,21 @@ async function rawInsertRate(dir, steps) {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  const insert = db.prepare("INSERT INTO log (ops) VALUES (?)");
+  // The row as the store writes it: explicit id, ops text and its checksum (sqlite-seal.ts rowSum:
+  // sha256 of "log\n0\n<id>\n<ops>", 32 hex characters), plus the running chain it keeps in memory.
+  const statement = db.prepare("INSERT INTO log (id, ops, sum) VALUES (?, ?, ?)");
+  let nextId = 1;
+  let chain = "";
+  const insert = {
+    run(ops) {
+      const id = nextId++;
+      const sum = createHash("sha256").update(`log\n0\n${id}\n${ops}`).digest("hex").slice(0, 32);
+      chain = createHash("sha256")
+        .update(chain + sum)
+        .digest("hex");
+      statement.run(id, ops, sum);
+    },
+  };
   const exec = `018f3a2b-0000-7000-8000-${String(counter++).padStart(12, "0")}`;
   const dispatchId = `018f3a2b-0000-7000-9000-${String(counter).padStart(12, "0")}`;
   const hash = "3517a5b57c206bd412d8c27a39ffa822dc37f57c602d508f059dc5d85d1c2959";

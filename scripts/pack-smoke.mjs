@@ -147,7 +147,9 @@ for (const [name, file] of tarballs) {
       .filter(Boolean)
       .map((f) => f.replace(/^package\//, ""));
     const problems = [];
-    for (const required of ["LICENSE", "README.md", "package.json"]) {
+    // The console ships its built page (`pnpm build` makes it), not only the module that finds it.
+    const extra = name === "@rebuno/console" ? ["dist/assets/index.html", "dist/assets/console.js"] : [];
+    for (const required of ["LICENSE", "README.md", "package.json", ...extra]) {
       if (!list.includes(required)) problems.push(`missing ${required}`);
     }
     for (const f of list) {
@@ -406,6 +408,28 @@ for (const pm of PMS) {
       return out.trim().split(":")[0];
     });
   }
+
+  check(
+    `${pm}: bins from the tarballs: rebuno --help, rebuno-dev --store sqlite: exits 7 with the fix`,
+    () => {
+      run(NODE, [path.join(dir, "node_modules", "@rebuno", "cli", "bin", "rebuno.js"), "--help"], {
+        cwd: dir,
+      });
+      const db = path.join(dir, "cli-store.db");
+      const bin = path.join(dir, "node_modules", "@rebuno", "dev-kernel", "bin", "rebuno-dev.js");
+      const r = spawnSync(NODE, [bin, "--store", `sqlite:${db}`, "--listen", "127.0.0.1:0"], {
+        cwd: dir,
+        env: cleanEnv(),
+        encoding: "utf8",
+        timeout: 60_000,
+        killSignal: "SIGKILL",
+      });
+      const err = `${r.stdout}${r.stderr}`;
+      if (r.status !== 7 || !err.includes("better-sqlite3") || err.includes("Tried:")) {
+        throw new Error(`rebuno-dev exited ${r.status}\n${err}`);
+      }
+    },
+  );
 
   const legacy = path.join(dir, "legacy");
   if (existsSync(path.join(ROOT, "examples", "legacy-decorators", "main.ts"))) {

@@ -3,7 +3,7 @@
 // that live beside the code), then write docs/reliability.md from the rows the tests recorded
 // (.tmp/faults/*.json) and the per-file pass counts of the vitest JSON report. Closes with the plain
 // "N passed, M failed" line that CI reads. Extra arguments go to vitest (e.g. a path filter).
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 
@@ -69,8 +69,10 @@ const started = Date.now();
 rmSync(FAULTS_DIR, { recursive: true, force: true });
 mkdirSync(FAULTS_DIR, { recursive: true });
 const report = `.tmp/vitest-faults-${process.versions.node}.json`;
-const status =
-  spawnSync(
+// Vitest's output is passed through as it comes; the seeds randomized tests print are collected.
+const printedSeeds = new Set();
+const status = await new Promise((resolve) => {
+  const child = spawn(
     process.execPath,
     [
       "node_modules/vitest/vitest.mjs",
@@ -82,8 +84,15 @@ const status =
       `--outputFile.json=${report}`,
       ...process.argv.slice(2),
     ],
-    { stdio: "inherit" },
-  ).status ?? 1;
+    { stdio: ["inherit", "pipe", "inherit"] },
+  );
+  child.stdout.on("data", (chunk) => {
+    process.stdout.write(chunk);
+    for (const m of chunk.toString().matchAll(/\b(FAULT_SEED|FUZZ_SEED)=(\d+)/g))
+      printedSeeds.add(`${m[1]}=${m[2]}`);
+  });
+  child.on("close", (code) => resolve(code ?? 1));
+});
 const seconds = Math.round((Date.now() - started) / 1000);
 
 let json;
@@ -111,7 +120,8 @@ for (const file of json?.testResults ?? []) {
 const resultOf = (test) => {
   const c = perFile.get(test);
   if (c === undefined) return "not run";
-  return c.failed === 0 ? `pass (${c.passed} tests)` : `**FAIL** (${c.failed} failed, ${c.passed} passed)`;
+  const tests = `${c.passed} test${c.passed === 1 ? "" : "s"}`;
+  return c.failed === 0 ? `pass (${tests})` : `**FAIL** (${c.failed} failed, ${tests} passed)`;
 };
 
 const rows = [];
@@ -144,7 +154,13 @@ const order = (g) => (GROUPS.includes(g) ? GROUPS.indexOf(g) : GROUPS.length);
 rows.sort((a, b) => order(a.group) - order(b.group));
 
 const cell = (s) => String(s).replaceAll("|", "\\|").replaceAll("\n", " ");
-const seeds = rows.filter((r) => r.seed !== undefined).map((r) => `\`${cell(r.test)}\`: ${r.seed}`);
+// Rows carry their FAULT_SEED; the webhook fuzz (a beside-the-code test) prints its FUZZ_SEED.
+const seeds = [
+  ...rows.filter((r) => r.seed !== undefined).map((r) => `\`${cell(r.test)}\` FAULT_SEED=${r.seed}`),
+  ...[...printedSeeds]
+    .filter((s) => s.startsWith("FUZZ_SEED="))
+    .map((s) => `\`packages/sdk/test/webhook-fuzz.test.ts\` ${s}`),
+];
 const doc = `# Reliability: the fault suite
 
 \`pnpm test:faults\` injects the faults a durable runtime must survive (crashes, outages, network
@@ -155,7 +171,7 @@ agents, and checks what the protocol promises under each. Every randomized test 
 
 Last run: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, Node ${process.versions.node}, ${process.platform}/${process.arch}, ${seconds} s, **${passed} passed, ${failed} failed**.
 
-Seeds: ${seeds.length > 0 ? seeds.join("; ") : "none recorded"}.
+Seeds printed by the randomized tests (replay by setting the variable): ${seeds.length > 0 ? seeds.join("; ") : "none"}.
 
 | Group | Fault | Promise | Test | Last result |
 | --- | --- | --- | --- | --- |

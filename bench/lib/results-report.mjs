@@ -60,10 +60,10 @@ export function writeReports(root, out) {
       svg: groupedBarChart({
         title: `B12: per-step latency, same SDK agent, ${b12.steps} tool steps per execution`,
         yLabel: "µs per step",
-        series: ["c=1 p50", "c=1 p99", "c=50 p50", "c=50 p99"],
+        series: ["c=1 p50", "c=10 p50", "c=50 p50", "c=50 p99"],
         groups: names.map((n) => {
           const k = b12.kernels[n];
-          return { label: n, values: [k.c1.p50Us, k.c1.p99Us, k.c50.p50Us, k.c50.p99Us] };
+          return { label: n, values: [k.c1.p50Us, k.c10?.p50Us, k.c50.p50Us, k.c50.p99Us] };
         }),
         footer: footer("the Go kernel's `rebuno dev` (goal: ours ≤ 1.0× its step latency at c=50)"),
       }),
@@ -109,16 +109,16 @@ export function writeReports(root, out) {
       "",
       "## B12: kernels side by side",
       "",
-      "| kernel | c=1 p50 µs | c=1 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step |",
-      "| --- | --- | --- | --- | --- | --- | --- |",
+      "| kernel | c=1 p50 µs | c=1 p99 µs | c=10 p50 µs | c=10 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     );
     for (const [n, k] of Object.entries(b12.kernels)) {
       lines.push(
-        `| ${n} | ${k.c1.p50Us} | ${k.c1.p99Us} | ${k.c50.p50Us} | ${k.c50.p99Us} | ${k.executionsPerSecond} | ${k.agentCpuPerStepUs} |`,
+        `| ${n} | ${k.c1.p50Us} | ${k.c1.p99Us} | ${k.c10?.p50Us ?? ""} | ${k.c10?.p99Us ?? ""} | ${k.c50.p50Us} | ${k.c50.p99Us} | ${k.executionsPerSecond} | ${k.agentCpuPerStepUs} |`,
       );
     }
     for (const [n, why] of Object.entries(b12.skipped ?? {}))
-      lines.push(`| ${n} | skipped: ${why} | | | | | |`);
+      lines.push(`| ${n} | skipped: ${why} | | | | | | | |`);
   }
   if (charts.length > 0) {
     lines.push("", "## Charts", "");

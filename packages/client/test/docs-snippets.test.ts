@@ -44,6 +44,8 @@ describe("docs/client.md snippets", () => {
     const info = vi.spyOn(console, "info").mockImplementation(() => undefined);
     kernel.reply(
       { status: 201, json: wireExecution() },
+      // waitForTerminal first subscribes to the execution's stream; this fake kernel has none.
+      { status: 404, json: { code: "not_found", message: "no stream here" } },
       { status: 200, json: wireExecution({ status: "completed", output: { answer: "42" } }) },
     );
     // #region create-and-wait

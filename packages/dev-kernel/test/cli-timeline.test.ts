@@ -51,7 +51,7 @@ function startProcess(args: string[]) {
       child.stdout!.on("data", check);
       check();
     });
-  return { child, waitFor, out: () => stdout };
+  return { child, waitFor, out: () => stdout, err: () => stderr };
 }
 
 async function runOneExecution(url: string): Promise<string> {
@@ -120,7 +120,7 @@ describe("rebuno-dev", () => {
     await runOneExecution(url);
     const exited = new Promise<number | null>((resolve) => p.child.once("exit", resolve));
     p.child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await exited, `stderr: ${p.err()}`).toBe(0);
     expect(p.out()).not.toContain("cook");
     expect(p.out()).toContain("shutting down");
   }, 60_000);

@@ -78,9 +78,11 @@ describe.each(["undici", "fetch"] as const)("over %s", (engine) => {
         code: "submission_outcome_unknown",
       });
       expect((err as Error).cause).toBeDefined();
-      // Give a (wrong) delayed retry time to arrive before counting.
+      // Give a (wrong) delayed retry time to arrive before counting. At most one copy may arrive:
+      // on a loaded machine the global fetch can pick a keep-alive socket the stub is closing, and
+      // the request then fails (ambiguously, as far as the client can tell) before the stub reads it.
       await new Promise((r) => setTimeout(r, 60));
-      expect(kernel.count("POST", "/steps")).toBe(1);
+      expect(kernel.count("POST", "/steps")).toBeLessThanOrEqual(1);
     });
   });
 

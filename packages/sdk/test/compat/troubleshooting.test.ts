@@ -77,7 +77,8 @@ describe("docs/troubleshooting.md messages", () => {
     const failed = (await client.events(id, { limit: 1000 })).find((e) => e.type === "dispatch.failed");
     expect(failed?.payload).toMatchObject({
       error_class: "http_status",
-      error: "agent answered HTTP 401 (the agent refused the webhook signature: check that its secret matches the registered one)",
+      error:
+        "agent answered HTTP 401 (the agent refused the webhook signature: check that its secret matches the registered one)",
     });
   });
 });
