@@ -73,13 +73,31 @@ export function onClientError(error: Error & { code?: string }, socket: Duplex):
     socket.destroy();
     return;
   }
-  // An earlier request's answer on this connection is pending: bytes written now would be read as
-  // its answer. Node keeps the pending response here (its own default handler checks it too).
+  // An earlier request's answer on this connection is pending (e.g. body bytes sent without any
+  // length framing, read as a second, malformed request): bytes written now would be read as its
+  // answer. Node keeps the pending response here. Stop the parser, let that answer go out first,
+  // then refuse the garbage, as Go's server does; give up after the linger period.
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (pending !== undefined && pending !== null) {
-    socket.destroy();
+    socket.removeAllListeners("data");
+    socket.on("data", discard);
+    const giveUp = setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS);
+    giveUp.unref();
+    pending.once("finish", () => {
+      clearTimeout(giveUp);
+      if (socket.writable) answerAndLinger(socket, code);
+      else socket.destroy();
+    });
+    pending.once("close", () => {
+      if (!pending.writableFinished) socket.destroy();
+    });
     return;
   }
+  answerAndLinger(socket, code);
+}
+
+/** Write the JSON refusal, then read and discard until the client closes (bounded). */
+function answerAndLinger(socket: Duplex, code: string): void {
   // Stop feeding the failed parser; discard what still arrives so closing sends no reset.
   socket.removeAllListeners("data");
   socket.on("data", discard);
