@@ -10,27 +10,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
+import { distToSource } from "../packages/console/scripts/build.mjs";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-
-/** Maps a resolved packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts. */
-const distToSource = {
-  name: "rebuno-dist-to-source",
-  setup(b) {
-    b.onResolve({ filter: /^(@rebuno\/|#)/ }, async (args) => {
-      if (args.pluginData === "inner") return undefined;
-      const r = await b.resolve(args.path, {
-        kind: args.kind,
-        resolveDir: args.resolveDir,
-        importer: args.importer,
-        pluginData: "inner",
-      });
-      if (r.errors.length > 0) return { errors: r.errors };
-      const m = /^(.*\/packages\/[^/]+\/)dist\/(.+)\.js$/.exec(r.path);
-      return { ...r, path: m === null ? r.path : `${m[1]}src/${m[2]}.ts` };
-    });
-  },
-};
 
 /**
  * Bundle `contents` (an ES module importing the packages) for `platform: "browser"`. Fails on any

@@ -6,3 +6,5 @@ export interface BuildConsoleOptions {
   readonly fromSource?: boolean;
 }
 export function buildConsole(options?: BuildConsoleOptions): Promise<{ outdir: string; bytes: number }>;
+/** esbuild plugin mapping packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts. */
+export const distToSource: import("esbuild").Plugin;

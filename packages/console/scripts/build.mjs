@@ -9,8 +9,11 @@ import { build } from "esbuild";
 
 const pkg = fileURLToPath(new URL("../", import.meta.url));
 
-/** Maps a resolved packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts. */
-const distToSource = {
+/**
+ * esbuild plugin: maps a resolved packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts, so
+ * tests bundle the sources without a prior `tsc -b` (also used by runtimes/bundle.mjs).
+ */
+export const distToSource = {
   name: "rebuno-dist-to-source",
   setup(b) {
     b.onResolve({ filter: /^(@rebuno\/|#)/ }, async (args) => {
