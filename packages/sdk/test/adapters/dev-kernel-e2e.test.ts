@@ -157,7 +157,10 @@ describe("Vercel AI SDK agent on the dev kernel", () => {
     env = await TestEnvironment.create({ agents: [vercelAgent], policy: POLICY });
     const created = await env.client.create("vercel-support", { cents: 2500 });
     await env.waitForStatus(created.id, "blocked");
-    expect(calls).toEqual(["lookup:A1"]);
+    // The model asked for both calls in one turn, so they run concurrently: the refund's approval
+    // halts the loop, and the lookup body may or may not have run before the halt reached it.
+    expect(calls.filter((c) => c.startsWith("refund"))).toEqual([]);
+    expect(calls.length).toBeLessThanOrEqual(1);
     const [approval] = await env.client.listApprovals({ status: "pending" });
     await env.client.grantApproval(approval!.id, { decidedBy: "ops@example.com", rationale: "ok" });
     const { execution, steps } = await env.wait(created.id);
