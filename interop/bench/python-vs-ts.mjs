@@ -8,14 +8,23 @@
 // Prints one JSON line on stdout; exits 1 if a run fails, 0 otherwise (the 3× goal is reported,
 // not enforced, because it depends on the machine's load).
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { loadPackages, plain, World, waitForStatus } from "../lib/harness.mjs";
+import { loadPackages, PYTHON, plain, World, waitForStatus } from "../lib/harness.mjs";
 
 const { values } = parseArgs({
   options: { calls: { type: "string", default: "1000" }, rounds: { type: "string", default: "2" } },
 });
 const calls = Number(values.calls);
 const rounds = Number(values.rounds);
+const WARM_UP_CALLS = 2000;
+
+// Without the venv the Python agent's spawn fails after the kernel and our agent started, and the
+// unhandled spawn error would leave both running: refuse before starting anything.
+if (!existsSync(PYTHON)) {
+  console.error(`python-vs-ts: ${PYTHON} is missing (node scripts/interop.mjs creates the venv)`);
+  process.exit(1);
+}
 
 const packages = await loadPackages();
 const world = new World({ name: "bench-python-vs-ts", packages, external: undefined });
@@ -26,21 +35,25 @@ try {
   ]);
   await Promise.all([world.startAgent("bench-py"), world.startAgent("bench-ts")]);
 
-  async function one(agentId) {
+  async function one(agentId, n = calls) {
     const t0 = performance.now();
-    const ex = await world.client.create(agentId, { calls });
+    const ex = await world.client.create(agentId, { calls: n });
     const done = await waitForStatus(world.client, ex.id, "completed", { timeoutMs: 300_000 });
     const wallMs = performance.now() - t0;
     const out = plain(done.output);
-    assert.equal(out.calls, calls);
+    assert.equal(out.calls, n);
     const steps = await world.client.listSteps(ex.id);
-    assert.equal(steps.length, calls, `${agentId} recorded ${steps.length} steps`);
-    return { loopUs: (out.seconds * 1e6) / calls, wallUs: (wallMs * 1000) / calls };
+    assert.equal(steps.length, n, `${agentId} recorded ${steps.length} steps`);
+    return { loopUs: (out.seconds * 1e6) / n, wallUs: (wallMs * 1000) / n };
   }
 
-  // Warm-up (imports, JIT, connection pools), then alternate so both see the same machine state.
-  await one("bench-py");
-  await one("bench-ts");
+  // Warm-up (imports, connection pools, and the JIT of our agent and of the shared kernel), the
+  // same number of calls for both, then alternate so both see the same machine state. V8 optimizes
+  // the step path after some thousands of calls: a 300-call warm-up left ours half in the
+  // interpreter (--calls 300: 1,820 µs/step after it vs 849 after 2,000 calls, medians of three
+  // interleaved runs; Python's went from 3,372 to 2,677, the shared kernel being warmer too).
+  await one("bench-py", Math.max(calls, WARM_UP_CALLS));
+  await one("bench-ts", Math.max(calls, WARM_UP_CALLS));
   const py = [];
   const ts = [];
   for (let r = 0; r < rounds; r++) {
@@ -52,6 +65,7 @@ try {
     bench: "python-vs-ts",
     calls_per_execution: calls,
     rounds,
+    warm_up_calls: Math.max(calls, WARM_UP_CALLS),
     kernel: "rebuno-dev (memory store)",
     python_sdk: "rebuno==0.29.2",
     python_us_per_step: Math.round(mean(py, "loopUs")),

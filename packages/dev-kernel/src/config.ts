@@ -26,7 +26,7 @@ export interface ApiKeyProvision {
 
 /** Dispatch (webhook delivery) settings; defaults follow protocol §7 and §13.2. */
 export interface DispatchOptions {
-  /** Delivers webhooks. Default: the global `fetch`. Tests deliver in process without sockets. */
+  /** Delivers webhooks. Default: a node:http POST on a keep-alive agent (engine/webhook-post.ts). Tests deliver in process without sockets. */
   readonly fetch?: FetchLike | undefined;
   /** Claims before `dispatch_exhausted` (default 5, env `REBUNO_DISPATCH_MAX_ATTEMPTS`). */
   readonly maxAttempts?: number | undefined;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigurationError } from "@rebuno/protocol";
-import { type AgentProvision, type DevKernelOptions, type FetchLike, resolveConfig } from "./config.js";
+import { type AgentProvision, type DevKernelOptions, resolveConfig } from "./config.js";
 import type { KernelContext } from "./engine/context.js";
 import { Dispatcher } from "./engine/dispatcher.js";
 import { Maintenance } from "./engine/maintenance.js";
@@ -215,7 +215,7 @@ export async function startDevKernel(options: DevKernelOptions = {}): Promise<De
     bus: new StreamBus(),
     metrics: new Metrics(),
     openStreams: new Map(),
-    fetch: options.dispatch?.fetch ?? (((request: Request) => globalThis.fetch(request)) satisfies FetchLike),
+    fetch: options.dispatch?.fetch,
     replicaId: `rebuno-dev-${randomUUID().slice(0, 8)}`,
     wakeDispatcher: () => dispatcher?.wake(),
     isClosing: () => lifecycle.closing,

@@ -18,8 +18,11 @@ export interface KernelContext {
   readonly metrics: Metrics;
   /** Open SSE streams: `end` (closes the response) → `close` (stops producing). */
   readonly openStreams: Map<() => void, () => void>;
-  /** Webhook transport (global fetch by default). */
-  readonly fetch: FetchLike;
+  /**
+   * Webhook transport when one was injected (`dispatch.fetch`: tests deliver in process); when
+   * undefined the dispatcher posts with `node:http` (engine/webhook-post.ts).
+   */
+  readonly fetch: FetchLike | undefined;
   /** Identifies this kernel in `locked_by`. */
   readonly replicaId: string;
   /** Nudge the delivery loop: a dispatch became due. Safe to call inside a transaction. */

@@ -12,6 +12,7 @@ import { isTerminalExecution } from "../store/types.js";
 import type { KernelContext } from "./context.js";
 import { appendEvent } from "./events.js";
 import { terminate } from "./lifecycle.js";
+import { WebhookPoster } from "./webhook-post.js";
 
 /** What a claimed row turned into. */
 type Claimed =
@@ -35,6 +36,8 @@ export class Dispatcher {
   private wakeScheduled = false;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The delivery transport when the kernel was given no `fetch` (webhook-post.ts says why). */
+  private readonly poster = new WebhookPoster();
 
   constructor(private readonly ctx: KernelContext) {}
 
@@ -59,6 +62,7 @@ export class Dispatcher {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.poster.close();
   }
 
   /** Resolves when every delivery started so far has settled (tests and `tick()`). */
@@ -183,18 +187,27 @@ export class Dispatcher {
       return;
     }
     let failure: DeliveryFailure | undefined;
+    const fetch = this.ctx.fetch;
+    const timeoutMs = this.ctx.config.dispatchTimeoutMs;
     try {
-      const request = new Request(url, {
-        method: "POST",
-        headers,
-        body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(this.ctx.config.dispatchTimeoutMs),
-      });
-      const response = await this.ctx.fetch(request);
-      if (response.status < 200 || response.status >= 300) failure = httpFailure(response.status);
-      // Drain so keep-alive sockets are reused and in-process handlers finish cleanly.
-      await response.arrayBuffer().catch(() => undefined);
+      if (fetch === undefined) {
+        const status = await this.poster.post(url, headers, body, timeoutMs);
+        if (status < 200 || status >= 300) failure = httpFailure(status);
+      } else {
+        // An injected fetch (tests deliver in process): the same awaits as always, so the order
+        // of the acknowledgement against the agent's first requests does not move.
+        const request = new Request(url, {
+          method: "POST",
+          headers,
+          body,
+          redirect: "manual",
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        const response = await fetch(request);
+        if (response.status < 200 || response.status >= 300) failure = httpFailure(response.status);
+        // Drain so keep-alive sockets are reused and in-process handlers finish cleanly.
+        await response.arrayBuffer().catch(() => undefined);
+      }
     } catch (err) {
       failure = failure ?? networkFailure(err);
     }
@@ -291,14 +304,22 @@ function httpFailure(status: number): DeliveryFailure {
   return { error_class: "http_status", http_status: status, error: `agent answered HTTP ${status}${hint}` };
 }
 
-/** Classify a `fetch` rejection: undici puts the socket error (with its `code`) in `cause`. */
+/**
+ * Classify a delivery rejection: `fetch` (undici) puts the socket error (with its `code`) in
+ * `cause`; the `node:http` poster rejects with the socket error itself.
+ */
 export function networkFailure(err: unknown): DeliveryFailure {
   const name = err instanceof Error ? err.name : "";
   if (name === "TimeoutError" || name === "AbortError") {
     return { error_class: "timeout", error: "the agent did not answer within the dispatch timeout" };
   }
+  const own = err instanceof Error ? (err as { code?: unknown }).code : undefined;
   const cause =
-    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+    err instanceof Error
+      ? typeof own === "string"
+        ? (err as { code?: unknown; message?: unknown })
+        : (err.cause as { code?: unknown; message?: unknown } | undefined)
+      : undefined;
   const code = typeof cause?.code === "string" ? cause.code : undefined;
   if (code === "ECONNREFUSED") {
     return { error_class: "connection_refused", error: "connection refused: is the agent running?" };
