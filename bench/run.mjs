@@ -48,6 +48,10 @@ const BENCHES = [
   // B12: the Go rows skip themselves (with the reason) when Go, the kernel source or PostgreSQL
   // is missing; --quick keeps only our two kernels so the CI smoke needs neither.
   { name: "kernels", file: "bench/kernels.mjs", args: [], quick: ["--quick", "--only", "memory,sqlite"] },
+  // B14: durable-execution peers. Restate and DBOS install on demand into bench/peers/node_modules
+  // (outside the workspace, pinned by bench/peers/pnpm-lock.yaml); a peer that cannot be installed
+  // or started (no PostgreSQL) is skipped with the reason, ours always run.
+  { name: "peers", file: "bench/peers.mjs", args: [], quick: ["--quick"] },
   {
     name: "python-vs-ts",
     file: "interop/bench/python-vs-ts.mjs",

@@ -323,9 +323,10 @@ function pgUser() {
 /**
  * A throwaway PostgreSQL cluster: initdb in a temp folder (as an unprivileged user when run as
  * root), `postgres` on a free 127.0.0.1 port with trust auth for loopback. `stop()` ends it and
- * deletes the folder.
+ * deletes the folder. `fsync=off` unless `durable` (benchmarks comparing durable systems need
+ * PostgreSQL's own default: fsync on, synchronous_commit on).
  */
-export async function startPostgres() {
+export async function startPostgres({ durable = false } = {}) {
   const bin = findPgBin();
   const user = pgUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), "rebuno-pg-"));
@@ -357,8 +358,7 @@ export async function startPostgres() {
       dir,
       "-c",
       "listen_addresses=127.0.0.1",
-      "-c",
-      "fsync=off",
+      ...(durable ? [] : ["-c", "fsync=off"]),
       "-c",
       "max_connections=200",
     ],

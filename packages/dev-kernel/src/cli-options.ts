@@ -22,11 +22,14 @@ export interface CliOptions {
 }
 
 /** Usage text. */
-export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH] [--quiet] [--no-console]
+export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
+                  [--sqlite-synchronous normal|full] [--quiet] [--no-console]
 
   --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
   --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
   --store    memory (default) or sqlite:PATH
+  --sqlite-synchronous  durability of the SQLite store (env REBUNO_SQLITE_SYNCHRONOUS): normal (default)
+             survives a killed process; full also fsyncs every commit, to survive power loss
   --quiet    do not print the one-line-per-step timeline of every execution
   --no-console  do not serve the web console at / (it is served by default)
   --version  print the version and exit
@@ -43,6 +46,27 @@ export function parseListen(addr: string): { host: string; port: number } {
     throw new ConfigurationError(`invalid listen address ${JSON.stringify(addr)}`);
   const host = m[1] ?? m[2] ?? "";
   return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+/**
+ * `--sqlite-synchronous` / `REBUNO_SQLITE_SYNCHRONOUS` → the SQLite store's `synchronous` level.
+ * Only meaningful with `--store sqlite:PATH`: asking a memory store for fsync is refused rather
+ * than ignored, since the user believes acknowledged work survives power loss.
+ */
+export function parseSqliteSynchronous(
+  value: string | undefined,
+  source: string,
+  store: "memory" | "sqlite",
+): "NORMAL" | "FULL" | undefined {
+  if (value === undefined || value === "") return undefined;
+  const level = value.toUpperCase();
+  if (level !== "NORMAL" && level !== "FULL")
+    throw new ConfigurationError(`${source} must be normal or full, got ${JSON.stringify(value)}`);
+  if (store !== "sqlite")
+    throw new ConfigurationError(
+      `${source} applies only to --store sqlite:PATH (the memory store keeps nothing on disk)`,
+    );
+  return level;
 }
 
 function durationMs(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
@@ -92,7 +116,7 @@ export function parseCliArgs(
       console = false;
       continue;
     }
-    const m = /^--(config|listen|store)(?:=(.*))?$/.exec(arg);
+    const m = /^--(config|listen|store|sqlite-synchronous)(?:=(.*))?$/.exec(arg);
     if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
@@ -100,11 +124,21 @@ export function parseCliArgs(
   }
   const { host, port } = parseListen(flags.get("listen") ?? env.REBUNO_LISTEN_ADDR ?? "127.0.0.1:8080");
   const storeFlag = flags.get("store") ?? "memory";
-  let store: DevKernelOptions["store"];
-  if (storeFlag === "memory") store = "memory";
-  else if (storeFlag.startsWith("sqlite:") && storeFlag.length > 7) store = { sqlite: storeFlag.slice(7) };
-  else
+  const sqlitePath = storeFlag.startsWith("sqlite:") && storeFlag.length > 7 ? storeFlag.slice(7) : undefined;
+  if (storeFlag !== "memory" && sqlitePath === undefined)
     throw new ConfigurationError(`--store must be memory or sqlite:PATH, got ${JSON.stringify(storeFlag)}`);
+  const syncFlag = flags.get("sqlite-synchronous");
+  const synchronous = parseSqliteSynchronous(
+    syncFlag ?? env.REBUNO_SQLITE_SYNCHRONOUS,
+    syncFlag === undefined ? "REBUNO_SQLITE_SYNCHRONOUS" : "--sqlite-synchronous",
+    sqlitePath === undefined ? "memory" : "sqlite",
+  );
+  const store: DevKernelOptions["store"] =
+    sqlitePath === undefined
+      ? "memory"
+      : synchronous === undefined
+        ? { sqlite: sqlitePath }
+        : { sqlite: sqlitePath, synchronous };
 
   const config = flags.get("config");
   const provisioning = config === undefined ? undefined : loadProvisioning(config, env);

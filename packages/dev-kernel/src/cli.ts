@@ -39,6 +39,13 @@ async function main(): Promise<number> {
   const kernel = await startDevKernel({ ...options.kernel, staticAssets });
   const url = await kernel.listen({ host: options.host, port: options.port });
   process.stdout.write(`rebuno-dev listening on ${url}\n`);
+  const store = options.kernel.store;
+  if (typeof store === "object" && "sqlite" in store) {
+    // Say what an acknowledged write survives: the durability level is a deployment decision.
+    const level = store.synchronous ?? "NORMAL";
+    const survives = level === "FULL" ? "fsync per commit, survives power loss" : "survives a killed process";
+    process.stdout.write(`rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})\n`);
+  }
   if (staticAssets !== undefined) process.stdout.write(`rebuno-dev console at ${url}/\n`);
   const timeline = options.quiet
     ? undefined
