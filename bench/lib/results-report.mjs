@@ -1,6 +1,6 @@
 // The readable side of bench/run.mjs: bench/results/latest.md (goals table, per-bench summary) and
 // SVG charts (latency percentiles and throughput vs concurrency from B5, kernels side by side from
-// B12). A full run also copies the charts to docs/benchmarks/, which docs/benchmarks.md embeds;
+// B12, B14's table). A full run also copies the charts to docs/benchmarks/, which docs/benchmarks.md embeds;
 // `--quick` figures are too small to publish, so a quick run writes under bench/results/ only.
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -109,16 +109,33 @@ export function writeReports(root, out) {
       "",
       "## B12: kernels side by side",
       "",
-      "| kernel | c=1 p50 µs | c=1 p99 µs | c=10 p50 µs | c=10 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step |",
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| kernel | c=1 p50 µs | c=1 p99 µs | c=10 p50 µs | c=10 p99 µs | c=50 p50 µs | c=50 p99 µs | executions/s (c=50) | agent CPU µs/step | SDK CPU in the step µs |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     );
     for (const [n, k] of Object.entries(b12.kernels)) {
       lines.push(
-        `| ${n} | ${k.c1.p50Us} | ${k.c1.p99Us} | ${k.c10?.p50Us ?? ""} | ${k.c10?.p99Us ?? ""} | ${k.c50.p50Us} | ${k.c50.p99Us} | ${k.executionsPerSecond} | ${k.agentCpuPerStepUs} |`,
+        `| ${n} | ${k.c1.p50Us} | ${k.c1.p99Us} | ${k.c10?.p50Us ?? ""} | ${k.c10?.p99Us ?? ""} | ${k.c50.p50Us} | ${k.c50.p99Us} | ${k.executionsPerSecond} | ${k.agentCpuPerStepUs} | ${k.sdkCpuPerStepUs ?? ""} |`,
       );
     }
     for (const [n, why] of Object.entries(b12.skipped ?? {}))
-      lines.push(`| ${n} | skipped: ${why} | | | | | | | |`);
+      lines.push(`| ${n} | skipped: ${why} | | | | | | | | |`);
+  }
+  const b14 = record(out, "peers", "B14");
+  if (b14 !== undefined) {
+    lines.push(
+      "",
+      `## B14: durable-execution peers (${b14.steps} sequential steps per workflow, medians of ${b14.rounds} rounds)`,
+      "",
+      "| system | step p50 µs (c=1) | steps/s (c=50) | CPU µs/step (server part) | RSS MiB | sync calls/step |",
+      "| --- | --- | --- | --- | --- | --- |",
+    );
+    for (const [n, sys] of Object.entries(b14.systems)) {
+      lines.push(
+        `| ${n} | ${sys.stepLatencyC1.p50Us} | ${sys.stepsPerSecond} | ${sys.cpuPerStepUs} (${sys.serverCpuPerStepUs}) | ${sys.rssMiB} | ${sys.syncCallsPerStep} |`,
+      );
+    }
+    for (const [n, why] of Object.entries(b14.skipped ?? {}))
+      lines.push(`| ${n} | skipped: ${why} | | | | |`);
   }
   if (charts.length > 0) {
     lines.push("", "## Charts", "");
