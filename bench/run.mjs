@@ -48,6 +48,8 @@ const BENCHES = [
   // B12: the Go rows skip themselves (with the reason) when Go, the kernel source or PostgreSQL
   // is missing; --quick keeps only our two kernels so the CI smoke needs neither.
   { name: "kernels", file: "bench/kernels.mjs", args: [], quick: ["--quick", "--only", "memory,sqlite"] },
+  // Section 3 of the proof issue: RSS with 100k retained executions (SQLite cold tier, memory cap).
+  { name: "retained-memory", file: "bench/retained-memory.mjs", args: [], quick: ["--quick"] },
   // B14: durable-execution peers. Restate and DBOS install on demand into bench/peers/node_modules
   // (outside the workspace, pinned by bench/peers/pnpm-lock.yaml); a peer that cannot be installed
   // or started (no PostgreSQL) is skipped with the reason, ours always run.

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { FORMAT_VERSION } from "../src/store/sqlite-file.js";
 import {
   STORE_EXIT_CODES,
   StoreCorruptError,
@@ -283,7 +284,9 @@ describe("format 1 files (before row checksums)", () => {
     expect(reopened.listAgents().map((a) => a.id)).toEqual(["a", "b", "c"]);
     reopened.close();
     const check = new Database(path);
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe("2");
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe(
+      String(FORMAT_VERSION),
+    );
     check.close();
   });
 });

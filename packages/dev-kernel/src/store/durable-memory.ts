@@ -1,3 +1,6 @@
+import { bundleOf, isSettled } from "./cold-bundle.js";
+import { type ColdOptions, ColdSweep, targetOf } from "./cold-sweep.js";
+import type { ColdTier } from "./cold-tier.js";
 import { GroupCommit } from "./group-commit.js";
 import { MemoryStore } from "./memory.js";
 import { applyOp, type RedoOp } from "./redo-ops.js";
@@ -26,6 +29,11 @@ const RUN_COMPACT_RATIO = 4;
  * A SIGKILLed kernel restarted on the same file finds every acknowledged write, because nothing is
  * acknowledged before `whenDurable()` resolved. When writing a batch fails, its waiters are
  * rejected and the memory state is rebuilt from the file, so it never holds what the file lacks.
+ *
+ * Settled executions leave memory for the file's cold tier (cold-tier.ts) once nothing wrote to
+ * them for `coldAfterMs`: a background sweep records an `archive` op per execution, and any later
+ * write to one first records a `thaw` op that brings it back, so every write is still the memory
+ * store's own code. Reads merge both tiers (sqlite.ts).
  */
 export class DurableMemory {
   private readonly log: RedoLog;
@@ -47,17 +55,29 @@ export class DurableMemory {
   private backgroundStep: NodeJS.Immediate | undefined;
   /** Set when the state could not be rebuilt after a failed commit: the store is unusable. */
   private broken: StoreUnavailableError | undefined;
+  /**
+   * Executions in memory by the time of their last write (`Date.now()`), least recently written
+   * first: the cold sweep's candidates.
+   */
+  private readonly lastWrite = new Map<string, number>();
+  private readonly sweep: ColdSweep;
 
-  /** The state every read goes to. */
+  /** The hot state: what is in memory. Reads fall back to {@link cold} for what is not. */
   get memory(): MemoryStore {
     return this.current;
+  }
+
+  /** The settled executions that left memory. */
+  get cold(): ColdTier {
+    return this.log.cold;
   }
 
   /** Open (and lock) the file and load its state. */
   constructor(
     readonly path: string,
-    options: RedoLogOptions,
+    options: RedoLogOptions & ColdOptions,
   ) {
+    this.sweep = new ColdSweep(options.coldAfterMs, (quietMs, limit) => this.archiveSettled(quietMs, limit));
     this.log = new RedoLog(path, options);
     try {
       const stats = this.log.load(this.memory);
@@ -81,6 +101,8 @@ export class DurableMemory {
       write: (ops) => this.write(ops),
       failed: (err) => this.recover(err),
     });
+    this.trackAll();
+    this.sweep.start();
   }
 
   transaction<T>(fn: () => T): T {
@@ -93,16 +115,21 @@ export class DurableMemory {
     try {
       out = this.memory.transaction(fn);
     } catch (err) {
+      this.cold.undoTransaction();
       const undone = this.batch.discard(mark);
       // The memory store undoes a deleted row by appending it again, so after an undone
       // deleteExecution its execution, dispatch and approval orders would differ from what the
       // file replays to. Engine code deletes last in its transaction, so this never happens in
       // practice; when it does, rebuild memory as the file plus the batch's remaining ops.
-      if (undone.some((op) => op[0] === "deleteExecution")) this.reload(this.batch.pending);
+      // An undone `archive` is an undone deletion from memory too.
+      if (undone.some((op) => op[0] === "deleteExecution" || op[0] === "archive")) {
+        this.reload(this.batch.pending);
+      }
       throw err;
     } finally {
       this.depth = 0;
     }
+    this.cold.endTransaction();
     this.batch.ended(mark);
     return out;
   }
@@ -117,6 +144,7 @@ export class DurableMemory {
     if (this.closed) return;
     this.closing = true;
     this.stopBackground();
+    this.sweep.stop();
     let failure: Error | undefined;
     try {
       failure = this.batch.commit();
@@ -132,12 +160,122 @@ export class DurableMemory {
     if (failure !== undefined) throw failure;
   }
 
-  /** Apply one write to memory and record it (as its own transaction outside `transaction()`). */
+  /**
+   * Apply one write to memory and record it (as its own transaction outside `transaction()`). A
+   * write to a cold execution first brings it back (`thaw`); deleting a cold one only drops it.
+   */
   apply(op: RedoOp): number | undefined {
     if (this.depth === 0) return this.transaction(() => this.apply(op));
+    const target = targetOf(op);
+    if (target !== undefined) {
+      if (this.memory.getExecution(target) === undefined) {
+        if (op[0] === "deleteExecution" && this.deleteCold(target)) return undefined;
+        this.thaw(target);
+      }
+      this.thawOwnerOf(op);
+      if (op[0] === "deleteExecution") this.lastWrite.delete(target);
+      else this.touch(target);
+    }
     const out = applyOp(this.memory, op);
     this.batch.record(op);
     return out;
+  }
+
+  /**
+   * A dispatch or approval id is unique store-wide: when the op names one that a cold execution
+   * holds, bring that one back, so that the memory store sees (and refuses or updates) it.
+   */
+  private thawOwnerOf(op: RedoOp): void {
+    let owner: string | undefined;
+    if (op[0] === "insertDispatch" || op[0] === "updateDispatch") {
+      if (this.memory.getDispatch(op[1].id) === undefined) owner = this.cold.dispatchOwner(op[1].id);
+    } else if (op[0] === "insertApproval" || op[0] === "updateApproval") {
+      if (this.memory.getApproval(op[1].id) === undefined) owner = this.cold.approval(op[1].id)?.executionId;
+    }
+    if (owner !== undefined) this.thaw(owner);
+  }
+
+  /** Bring a cold execution back into memory (a no-op when it is not cold). */
+  private thaw(id: string): void {
+    const ops = this.cold.take(id);
+    if (ops === undefined) return;
+    const thaw: RedoOp = ["thaw", id, ops];
+    applyOp(this.memory, thaw);
+    this.batch.record(thaw);
+    this.touch(id);
+  }
+
+  /** Delete a cold execution; false when it is not cold. */
+  private deleteCold(id: string): boolean {
+    const dispatchIds = this.cold.drop(id);
+    if (dispatchIds === undefined) return false;
+    // What memory's deleteExecution would also drop: counters of its dispatches, which can only be
+    // loose ones set after it went cold.
+    for (const dispatchId of dispatchIds) {
+      if (!this.memory.hasOccurrences(dispatchId)) continue;
+      const clear: RedoOp = ["clearOccurrences", dispatchId];
+      applyOp(this.memory, clear);
+      this.batch.record(clear);
+    }
+    this.batch.record(["deleteCold", id]);
+    return true;
+  }
+
+  private touch(id: string): void {
+    if (!this.sweep.enabled) return; // archiveSettled() then looks at every execution in memory
+    const now = Date.now();
+    if (this.lastWrite.get(id) === now) return;
+    this.lastWrite.delete(id);
+    this.lastWrite.set(id, now);
+  }
+
+  /** Make every execution in memory a candidate, as if just written (open, reload). */
+  private trackAll(): void {
+    this.lastWrite.clear();
+    if (!this.sweep.enabled) return;
+    const now = Date.now();
+    for (const id of this.memory.executionIdList()) this.lastWrite.set(id, now);
+  }
+
+  /**
+   * Move settled executions nothing wrote to for `quietMs` to the cold tier, at most `limit` of
+   * them, least recently written first; returns how many moved. Inside a transaction, does nothing.
+   */
+  archiveSettled(quietMs: number, limit: number): number {
+    if (this.depth > 0 || this.closed || this.broken !== undefined) return 0;
+    const cutoff = Date.now() - quietMs;
+    const scanLimit = limit * 4;
+    const unsettled: string[] = [];
+    let moved = 0;
+    let scanned = 0;
+    const candidates = this.sweep.enabled
+      ? this.lastWrite
+      : this.memory.executionIdList().map((id) => [id, Number.NEGATIVE_INFINITY] as const);
+    this.transaction(() => {
+      for (const [id, at] of candidates) {
+        if (at > cutoff || moved >= limit || scanned >= scanLimit) break;
+        scanned++;
+        const row = this.memory.getExecution(id);
+        if (row === undefined) {
+          this.lastWrite.delete(id); // deleted, or events without an execution
+          continue;
+        }
+        if (!isSettled(this.memory, row)) {
+          unsettled.push(id);
+          continue;
+        }
+        const entry = bundleOf(this.memory, row);
+        const archive: RedoOp = ["archive", id];
+        applyOp(this.memory, archive);
+        this.batch.record(archive);
+        this.cold.add(entry);
+        this.lastWrite.delete(id);
+        moved++;
+      }
+    });
+    // Looked at again after another quiet period, not at every sweep.
+    for (const id of unsettled) this.touch(id);
+    return moved;
   }
 
   private write(ops: readonly RedoOp[]): void {
@@ -219,6 +357,17 @@ export class DurableMemory {
   /** A batch could not be written: rebuild memory from the file so it holds only durable writes. */
   private recover(cause: unknown): Error {
     const failure = new StoreCommitError(this.path, cause);
+    try {
+      // The batch's cold changes were rolled back with it.
+      this.cold.reset();
+    } catch (err) {
+      this.broken ??= new StoreUnavailableError(
+        this.path,
+        `${this.path}: the cold tables could not be read after ${failure.message} (${describe(err)}); ` +
+          "restart the kernel once the cause is fixed",
+        err,
+      );
+    }
     if (!this.closing) this.reload([], failure.message);
     return failure;
   }
@@ -234,6 +383,7 @@ export class DurableMemory {
       this.log.writeSeal();
       for (const op of pending) applyOp(memory, op);
       this.current = memory;
+      this.trackAll();
       this.snapshotChars = stats.snapshotChars;
       this.logChars = stats.logChars;
     } catch (err) {

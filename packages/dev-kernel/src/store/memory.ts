@@ -55,6 +55,30 @@ export class MemoryStore extends ExecutionTables implements Store {
     };
   }
 
+  // --- whole-execution reads, for the SQLite store's cold tier (cold-bundle.ts) -----------------
+
+  /** Ids of every execution held, in insertion order. */
+  executionIdList(): string[] {
+    return [...this.executions.keys()];
+  }
+
+  /** Every dispatch of the execution (exhausted ones too), in creation order. */
+  executionDispatches(executionId: string): DispatchRow[] {
+    return (this.dispatchesByExecution.get(executionId) ?? []).map((id) => this.dispatches.get(id)!);
+  }
+
+  /** Every approval of the execution (any status), in creation order. */
+  executionApprovals(executionId: string): ApprovalRow[] {
+    const out: ApprovalRow[] = [];
+    for (const a of this.approvals.values()) if (a.executionId === executionId) out.push(a);
+    return out;
+  }
+
+  /** Whether the dispatch has occurrence counters. */
+  hasOccurrences(dispatchId: string): boolean {
+    return this.occurrences.has(dispatchId);
+  }
+
   /** Delete the execution and everything that belongs to it (dispatches, approvals, resources…). */
   deleteExecution(id: string): void {
     const row = this.executions.get(id);

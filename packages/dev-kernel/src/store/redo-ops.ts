@@ -43,10 +43,35 @@ export type RedoOp =
   | readonly ["putResource", ResourceRow]
   // A snapshot passes the whole row: replay then checks the seq the store assigns against it.
   | readonly ["insertCheckpoint", Omit<CheckpointRow, "seq"> & { readonly seq?: number }]
-  | readonly ["updateCheckpoint", CheckpointRow];
+  | readonly ["updateCheckpoint", CheckpointRow]
+  // The cold tier (cold-tier.ts). Their cold-table writes commit in the same SQLite transaction as
+  // the log row that holds them, so replay only has to redo their effect on memory:
+  // `archive` moved a settled execution out of memory into the cold tables;
+  | readonly ["archive", string]
+  // `thaw` brought one back (the ops that rebuild it, its cold rows deleted);
+  | readonly ["thaw", string, readonly BundleOp[]]
+  // `deleteCold` deleted one that was cold (memory never held it: nothing to redo).
+  | readonly ["deleteCold", string];
+
+/** The ops a cold execution's bundle is made of: the inserts that rebuild it (cold-bundle.ts). */
+export type BundleOp = Extract<
+  RedoOp,
+  readonly [
+    (
+      | "insertExecution"
+      | "appendEvent"
+      | "insertStep"
+      | "insertDispatch"
+      | "insertApproval"
+      | "putResource"
+      | "insertCheckpoint"
+    ),
+    ...unknown[],
+  ]
+>;
 
 /** Argument kinds, to check an op read from a file before applying it. */
-type Arg = "row" | "string" | "number";
+type Arg = "row" | "string" | "number" | "bundle";
 
 const SIGNATURES: Readonly<Record<RedoOp[0], readonly Arg[]>> = {
   insertExecution: ["row"],
@@ -68,7 +93,21 @@ const SIGNATURES: Readonly<Record<RedoOp[0], readonly Arg[]>> = {
   putResource: ["row"],
   insertCheckpoint: ["row"],
   updateCheckpoint: ["row"],
+  archive: ["string"],
+  thaw: ["string", "bundle"],
+  deleteCold: ["string"],
 };
+
+/** The methods a bundle may hold (see {@link BundleOp}). */
+const BUNDLE_METHODS: ReadonlySet<string> = new Set([
+  "insertExecution",
+  "appendEvent",
+  "insertStep",
+  "insertDispatch",
+  "insertApproval",
+  "putResource",
+  "insertCheckpoint",
+]);
 
 /** Characters of op JSON per stored row before a batch or snapshot starts another row. */
 export const ROW_CHARS = 1 << 20;
@@ -151,6 +190,17 @@ export function decodeOps(text: string): RedoOp[] {
   return parsed as RedoOp[];
 }
 
+/** Check a decoded cold bundle the same way (cold-tier.ts reads them from their own rows). */
+export function checkBundle(ops: unknown): asserts ops is BundleOp[] {
+  if (!Array.isArray(ops)) throw new BadOpError("a bundle is not a JSON array of ops");
+  for (const [i, op] of ops.entries()) {
+    checkOp(op, i);
+    if (!BUNDLE_METHODS.has((op as unknown[])[0] as string)) {
+      throw new BadOpError(`bundle op ${i} (${(op as unknown[])[0] as string}) is not an insert`);
+    }
+  }
+}
+
 function checkOp(op: unknown, index: number): void {
   if (!Array.isArray(op) || typeof op[0] !== "string" || !Object.hasOwn(SIGNATURES, op[0])) {
     throw new BadOpError(`op ${index} is not a known store write: ${JSON.stringify(op).slice(0, 80)}`);
@@ -160,11 +210,13 @@ function checkOp(op: unknown, index: number): void {
     op.length === signature.length + 1 &&
     signature.every((kind, i) => {
       const arg: unknown = op[i + 1];
+      if (kind === "bundle") return Array.isArray(arg);
       return kind === "row"
         ? typeof arg === "object" && arg !== null && !Array.isArray(arg)
         : typeof arg === kind;
     });
   if (!ok) throw new BadOpError(`op ${index} (${op[0]}) has arguments of the wrong kinds`);
+  if (op[0] === "thaw") checkBundle(op[2]);
 }
 
 /** Apply one op to `memory` (the same call the writer made); returns what that call returns. */
@@ -231,6 +283,18 @@ export function applyOp(memory: MemoryStore, op: RedoOp): number | undefined {
     }
     case "updateCheckpoint":
       memory.updateCheckpoint(op[1]);
+      break;
+    case "archive":
+      if (memory.getExecution(op[1]) === undefined)
+        throw new BadOpError(`archive of ${op[1]}, not in memory`);
+      memory.deleteExecution(op[1]);
+      break;
+    case "thaw":
+      if (memory.getExecution(op[1]) !== undefined)
+        throw new BadOpError(`thaw of ${op[1]}, already in memory`);
+      for (const inner of op[2]) applyOp(memory, inner);
+      break;
+    case "deleteCold":
       break;
   }
   return undefined;

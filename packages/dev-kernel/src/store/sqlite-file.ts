@@ -27,9 +27,32 @@ export const FORMAT_NAME = "rebuno-dev-redo-log";
 /**
  * Value of `meta.version` this code writes; it refuses files with a higher one. Version 2 added a
  * checksum to every row, the compaction generation of snapshot rows and the log base (sqlite-log.ts,
- * sqlite-compaction.ts); version 1 files are upgraded at open.
+ * sqlite-compaction.ts). Version 3 added the cold tables (cold-tier.ts) and the `archive`, `thaw`
+ * and `deleteCold` ops; older files are upgraded at open (1 → 2 → 3), which only adds to them.
  */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
+
+/** The cold tables (cold-tier.ts; added by format version 3). */
+export const COLD_TABLES = ["cold_execution", "cold_dispatch", "cold_approval"] as const;
+
+/** DDL of the cold tables and their indexes. */
+export const COLD_SCHEMA = `
+CREATE TABLE cold_execution (id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, session TEXT, status TEXT NOT NULL,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, idempotency_key TEXT, parent_id TEXT,
+  row TEXT NOT NULL, bundle TEXT NOT NULL, sum TEXT NOT NULL);
+CREATE INDEX cold_execution_agent ON cold_execution (agent_id, id);
+CREATE INDEX cold_execution_status ON cold_execution (status, id);
+CREATE INDEX cold_execution_session ON cold_execution (session, created_at, id) WHERE session IS NOT NULL;
+CREATE INDEX cold_execution_parent ON cold_execution (parent_id, created_at, id) WHERE parent_id IS NOT NULL;
+CREATE INDEX cold_execution_updated ON cold_execution (updated_at, id);
+CREATE INDEX cold_execution_key ON cold_execution (agent_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE TABLE cold_dispatch (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX cold_dispatch_execution ON cold_dispatch (execution_id);
+CREATE TABLE cold_approval (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL,
+  created_at INTEGER NOT NULL, row TEXT NOT NULL);
+CREATE INDEX cold_approval_execution ON cold_approval (execution_id);
+CREATE INDEX cold_approval_created ON cold_approval (created_at);
+`;
 
 /** Tables of the dev kernel's previous, normalized SQLite schema (before the redo log). */
 const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occurrences"];
@@ -39,6 +62,7 @@ const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE snapshot (id INTEGER PRIMARY KEY, generation INTEGER NOT NULL, ops TEXT NOT NULL, sum TEXT NOT NULL);
 CREATE TABLE log (id INTEGER PRIMARY KEY, ops TEXT NOT NULL, sum TEXT NOT NULL);
+${COLD_SCHEMA}
 INSERT INTO meta (key, value) VALUES
   ('format', '${FORMAT_NAME}'), ('version', '${FORMAT_VERSION}'), ('generation', '1'), ('log_base', '0');
 `;
@@ -226,7 +250,8 @@ export function checkFormat(db: Database.Database, path: string): number {
         `${FORMAT_VERSION}): upgrade @rebuno/dev-kernel, or point --store at another path`,
     );
   }
-  for (const t of ["snapshot", "log"]) {
+  const expected = version >= 3 ? ["snapshot", "log", ...COLD_TABLES] : ["snapshot", "log"];
+  for (const t of expected) {
     if (!tables.includes(t)) throw new StoreFormatError(path, `${path} lacks its ${t} table`);
   }
   return version;
@@ -255,7 +280,17 @@ export function upgradeFromVersion1(db: Database.Database): void {
     const write = db.prepare(`UPDATE ${table} SET sum = ? WHERE id = ?`);
     for (const id of ids) write.run(rowSum(table, table === "log" ? 0 : 1, id, read.get(id) as string), id);
   }
-  db.prepare(
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', '1'), ('log_base', '0'), ('version', ?)",
-  ).run(String(FORMAT_VERSION));
+  db.exec(
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', '1'), ('log_base', '0'), ('version', '2')",
+  );
+}
+
+/**
+ * Format 2 kept every execution in memory: add the (empty) cold tables. The executions its
+ * snapshot and log hold load into memory as before, and the running store moves the settled ones
+ * out as it does with any other (cold-tier.ts).
+ */
+export function upgradeFromVersion2(db: Database.Database): void {
+  db.exec(COLD_SCHEMA);
+  db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
 }

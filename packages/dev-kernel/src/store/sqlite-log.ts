@@ -27,6 +27,7 @@
  */
 import { copyFileSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
+import { ColdTier } from "./cold-tier.js";
 import type { MemoryStore } from "./memory.js";
 import { applyOp, BadOpError, decodeOps, encodeOps, type RedoOp } from "./redo-ops.js";
 import { snapshotOps } from "./snapshot.js";
@@ -39,6 +40,7 @@ import {
   readMeta,
   runQuickCheck,
   upgradeFromVersion1,
+  upgradeFromVersion2,
 } from "./sqlite-file.js";
 import { chainNext, chainStart, rowSum, SealFile, type SealState } from "./sqlite-seal.js";
 import { describe, StoreCorruptError, StoreError, StoreFormatError } from "./store-errors.js";
@@ -64,6 +66,8 @@ export class RedoLog {
   private readonly db: Database.Database;
   private readonly seal: SealFile;
   private readonly insertLog: Database.Statement<[number, string, string]>;
+  /** The cold tables (cold-tier.ts); their changes commit with the batch that records them. */
+  readonly cold: ColdTier;
   /** The compaction generation, its log base, and the rows and chain of it that the file holds. */
   private generation = 1;
   private logBase = 0;
@@ -90,6 +94,7 @@ export class RedoLog {
     try {
       this.configure(options.synchronous, options.quickCheck ?? true);
       this.insertLog = this.db.prepare("INSERT INTO log (id, ops, sum) VALUES (?, ?, ?)");
+      this.cold = new ColdTier(this.db, path);
     } catch (err) {
       throw this.abandon(err);
     }
@@ -115,7 +120,8 @@ export class RedoLog {
       db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on
       try {
         if (quickCheck) runQuickCheck(db, path);
-        if (version === 1) upgradeFromVersion1(db);
+        if (version < 2) upgradeFromVersion1(db);
+        if (version < 3) upgradeFromVersion2(db);
         const meta = readMeta(db);
         this.generation = Number(meta.get("generation"));
         this.logBase = Number(meta.get("log_base"));
@@ -237,8 +243,9 @@ export class RedoLog {
   }
 
   /**
-   * Append one batch (one SQLite transaction) and seal it; returns the characters written. A batch
-   * normally fits one row, which then needs no explicit BEGIN/COMMIT: the insert commits by itself.
+   * Append one batch (one SQLite transaction, with the cold-table changes it records) and seal it;
+   * returns the characters written. A batch normally fits one row and changes no cold table, and
+   * then needs no explicit BEGIN/COMMIT: the insert commits by itself.
    */
   append(ops: readonly RedoOp[]): number {
     const texts = [...encodeOps(ops)];
@@ -252,11 +259,14 @@ export class RedoLog {
       chain = chainNext(chain, sum);
       chars += text.length;
     }
-    if (rows.length === 1) this.insertLog.run(...rows[0]!);
+    const cold = this.cold.dirty;
+    if (rows.length === 1 && !cold) this.insertLog.run(...rows[0]!);
     else
       this.inTransaction(() => {
         for (const r of rows) this.insertLog.run(...r);
+        if (cold) this.cold.flush();
       });
+    if (cold) this.cold.committed();
     this.nextLogId = id;
     this.rows += rows.length;
     this.chain = chain;

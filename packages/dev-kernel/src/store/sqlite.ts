@@ -1,5 +1,6 @@
 import { ConfigurationError } from "@rebuno/protocol";
 import { DurableMemory } from "./durable-memory.js";
+import type { MemoryStore } from "./memory.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -33,14 +34,31 @@ export interface SqliteStoreOptions {
   readonly quickCheck?: boolean;
   /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
   readonly nativeBinding?: string;
+  /**
+   * Milliseconds without a write after which a settled execution (terminal, no dispatch that can
+   * run, no pending approval, no running parent or child) leaves memory for the file's cold tables
+   * (default 1000). Reads find it there; a later write brings it back. `Infinity` keeps every
+   * retained execution in memory, as the memory store does.
+   */
+  readonly coldAfterMs?: number;
+}
+
+/** Default of {@link SqliteStoreOptions.coldAfterMs}. */
+export const DEFAULT_COLD_AFTER_MS = 1000;
+
+function byCreation(a: ExecutionRow, b: ExecutionRow): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /**
  * {@link Store} on one SQLite file: the memory store plus a durable redo log (durable-memory.ts,
- * sqlite-log.ts). Every read is the memory store's and never touches SQLite; every write is
- * applied to memory and recorded as an op, and the ops of one event-loop turn are appended to the
- * file together. Nothing may be acknowledged before `whenDurable()` resolved. The file is locked
- * for as long as the store is open (a second store on it fails with `StoreLockedError`).
+ * sqlite-log.ts), with settled executions moved out of memory into the file's cold tables
+ * (cold-tier.ts). Reads of executions in memory are the memory store's and never touch SQLite;
+ * reads of cold ones, and listings, merge in the cold tables. Every write is applied to memory
+ * (bringing a cold execution back first) and recorded as an op, and the ops of one event-loop turn
+ * are appended to the file together. Nothing may be acknowledged before `whenDurable()` resolved.
+ * The file is locked for as long as the store is open (a second store on it fails with
+ * `StoreLockedError`).
  */
 export class SqliteStore implements Store {
   private readonly state: DurableMemory;
@@ -55,11 +73,39 @@ export class SqliteStore implements Store {
         `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
       );
     }
+    const coldAfterMs = options.coldAfterMs ?? DEFAULT_COLD_AFTER_MS;
+    if (typeof coldAfterMs !== "number" || Number.isNaN(coldAfterMs) || coldAfterMs < 0) {
+      throw new ConfigurationError(
+        `SqliteStore: coldAfterMs must be a number ≥ 0 (or Infinity), got ${JSON.stringify(coldAfterMs)}`,
+      );
+    }
     this.state = new DurableMemory(path, {
       synchronous,
       quickCheck: options.quickCheck ?? true,
       nativeBinding: options.nativeBinding,
+      coldAfterMs,
     });
+  }
+
+  /**
+   * Move every settled execution to the cold tables now, without waiting for its quiet period
+   * (tests, benchmarks, or before a long idle time); returns how many moved. Durable once
+   * `whenDurable()` resolves, like any write.
+   */
+  archiveSettled(): number {
+    return this.state.archiveSettled(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY);
+  }
+
+  /** Memory when the execution is there, else the cold execution's own small store, else memory. */
+  private reader(executionId: string): MemoryStore {
+    const memory = this.state.memory;
+    if (memory.getExecution(executionId) !== undefined || !this.anyCold) return memory;
+    return this.state.cold.store(executionId) ?? memory;
+  }
+
+  /** Whether any execution is cold (else every read is memory's alone). */
+  private get anyCold(): boolean {
+    return this.state.cold.count() > 0;
   }
 
   transaction<T>(fn: () => T): T {
@@ -86,27 +132,38 @@ export class SqliteStore implements Store {
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return this.state.memory.getExecution(id);
+    return this.state.memory.getExecution(id) ?? (this.anyCold ? this.state.cold.execution(id) : undefined);
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.state.memory.findExecutionByIdempotencyKey(agentId, idempotencyKey);
+    return (
+      this.state.memory.findExecutionByIdempotencyKey(agentId, idempotencyKey) ??
+      (this.anyCold ? this.state.cold.findByIdempotencyKey(agentId, idempotencyKey) : undefined)
+    );
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
-    return this.state.memory.listExecutions(query);
+    const hot = this.state.memory.listExecutions(query);
+    if (!this.anyCold) return hot;
+    const all = [...hot, ...this.state.cold.listExecutions(query)];
+    return all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, query.limit);
   }
 
   countExecutions(): number {
-    return this.state.memory.countExecutions();
+    return this.state.memory.countExecutions() + this.state.cold.count();
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    return this.state.memory.listSessionExecutions(session);
+    const hot = this.state.memory.listSessionExecutions(session);
+    if (!this.anyCold) return hot;
+    // Sorted: an execution brought back from the cold tier was appended to memory's index.
+    return [...this.state.cold.listSessionExecutions(session), ...hot].sort(byCreation);
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.state.memory.listChildExecutions(parentId);
+    const hot = this.state.memory.listChildExecutions(parentId);
+    if (!this.anyCold) return hot;
+    return [...this.state.cold.listChildExecutions(parentId), ...hot].sort(byCreation);
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
@@ -118,7 +175,10 @@ export class SqliteStore implements Store {
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.state.memory.listTerminalExecutionsBefore(cutoff, limit);
+    const hot = this.state.memory.listTerminalExecutionsBefore(cutoff, limit);
+    if (!this.anyCold) return hot;
+    const all = [...this.state.cold.listTerminalExecutionsBefore(cutoff, limit), ...hot];
+    return all.sort((a, b) => a.updatedAt - b.updatedAt).slice(0, limit);
   }
 
   deleteExecution(id: string): void {
@@ -132,11 +192,11 @@ export class SqliteStore implements Store {
   }
 
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.state.memory.listEvents(executionId, afterSeq, limit);
+    return this.reader(executionId).listEvents(executionId, afterSeq, limit);
   }
 
   lastEventSeq(executionId: string): number {
-    return this.state.memory.lastEventSeq(executionId);
+    return this.reader(executionId).lastEventSeq(executionId);
   }
 
   // --- steps ----------------------------------------------------------------------------------
@@ -150,19 +210,19 @@ export class SqliteStore implements Store {
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.state.memory.getStep(executionId, stepId);
+    return this.reader(executionId).getStep(executionId, stepId);
   }
 
   listSteps(executionId: string): StepRow[] {
-    return this.state.memory.listSteps(executionId);
+    return this.reader(executionId).listSteps(executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    return this.state.memory.listStepsWithStatus(executionId, statuses);
+    return this.reader(executionId).listStepsWithStatus(executionId, statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.state.memory.listFailedStepsForCall(executionId, kind, target, argsHash);
+    return this.reader(executionId).listFailedStepsForCall(executionId, kind, target, argsHash);
   }
 
   // --- occurrence counters --------------------------------------------------------------------
@@ -196,11 +256,14 @@ export class SqliteStore implements Store {
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return this.state.memory.getDispatch(id);
+    const hot = this.state.memory.getDispatch(id);
+    if (hot !== undefined || !this.anyCold) return hot;
+    const owner = this.state.cold.dispatchOwner(id);
+    return owner === undefined ? undefined : this.state.cold.store(owner)?.getDispatch(id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.state.memory.listActiveDispatches(executionId);
+    return this.reader(executionId).listActiveDispatches(executionId);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
@@ -226,19 +289,22 @@ export class SqliteStore implements Store {
   }
 
   getApproval(id: string): ApprovalRow | undefined {
-    return this.state.memory.getApproval(id);
+    return this.state.memory.getApproval(id) ?? (this.anyCold ? this.state.cold.approval(id) : undefined);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
-    return this.state.memory.listApprovals(status);
+    const hot = this.state.memory.listApprovals(status);
+    if (!this.anyCold) return hot;
+    // Stable sort: equal times keep cold (older) first, then memory's creation order.
+    return [...this.state.cold.listApprovals(status), ...hot].sort((a, b) => a.createdAt - b.createdAt);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.state.memory.listPendingApprovals(executionId);
+    return this.reader(executionId).listPendingApprovals(executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.state.memory.findPendingApprovalForStep(executionId, stepId);
+    return this.reader(executionId).findPendingApprovalForStep(executionId, stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
@@ -292,11 +358,11 @@ export class SqliteStore implements Store {
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.state.memory.getResource(executionId, key);
+    return this.reader(executionId).getResource(executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return this.state.memory.listResources(executionId);
+    return this.reader(executionId).listResources(executionId);
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
@@ -308,6 +374,6 @@ export class SqliteStore implements Store {
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
-    return this.state.memory.listCheckpoints(executionId, key);
+    return this.reader(executionId).listCheckpoints(executionId, key);
   }
 }
