@@ -8,18 +8,15 @@
 //
 // --prof writes the kernel child's --cpu-prof to /tmp/kernel-cpu-prof.
 import { fork } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { plainRequest, signedPost, startWebhookReceiver } from "./lib/kernel-harness.mjs";
+import { sampleTree } from "./lib/proc.mjs";
 
 const SCRIPT = new URL("./kernel.mjs", import.meta.url).pathname;
-const tick = 1e6 / 100;
-const cpuOf = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) * tick;
-};
+const cpuOf = (pid) => sampleTree([pid]).cpuUs;
 async function start(args, execArgv = []) {
   const child = fork(SCRIPT, args, { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv });
   const m = await new Promise((r) => child.once("message", r));

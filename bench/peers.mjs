@@ -30,11 +30,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sampleTree } from "./lib/proc.mjs";
 import { environment, ratio, report, round, summarize } from "./lib/stats.mjs";
 import { peersChart } from "./peers/chart.mjs";
 import { countSyncCalls, straceUnavailable } from "./peers/fsyncs.mjs";
 import { ensurePeers } from "./peers/install.mjs";
-import { sampleTree } from "./peers/proc.mjs";
 import { startPostgresForDbos, startRebunoDev, startRestate } from "./peers/servers.mjs";
 import { STEPS } from "./peers/workflows.mjs";
 

@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 
 /** Sorts each run of consecutive `name: "name";` lines that share one indentation. */
-export function canonicalEnumMembers(text) {
+function canonicalEnumMembers(text) {
   const lines = text.split("\n");
   const member = /^(\s*)([A-Za-z_$][\w$]*): "\2";\r?$/;
   for (let start = 0; start < lines.length; ) {

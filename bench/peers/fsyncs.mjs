@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { tree } from "./proc.mjs";
+import { tree } from "../lib/proc.mjs";
 
 const SYNC_CALLS = ["fsync", "fdatasync", "sync_file_range", "msync"];
 

@@ -313,13 +313,12 @@ export function networkFailure(err: unknown): DeliveryFailure {
   if (name === "TimeoutError" || name === "AbortError") {
     return { error_class: "timeout", error: "the agent did not answer within the dispatch timeout" };
   }
-  const own = err instanceof Error ? (err as { code?: unknown }).code : undefined;
-  const cause =
-    err instanceof Error
-      ? typeof own === "string"
-        ? (err as { code?: unknown; message?: unknown })
-        : (err.cause as { code?: unknown; message?: unknown } | undefined)
-      : undefined;
+  type SocketError = { code?: unknown; message?: unknown };
+  const cause: SocketError | undefined = !(err instanceof Error)
+    ? undefined
+    : typeof (err as SocketError).code === "string"
+      ? err
+      : (err.cause as SocketError | undefined);
   const code = typeof cause?.code === "string" ? cause.code : undefined;
   if (code === "ECONNREFUSED") {
     return { error_class: "connection_refused", error: "connection refused: is the agent running?" };

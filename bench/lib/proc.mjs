@@ -1,6 +1,7 @@
-// CPU and memory of a process tree from /proc (Linux): a system under test is its server process
-// (rebuno-dev, restate-server, the PostgreSQL postmaster) plus its worker process, and each may fork
-// (PostgreSQL's backends), so figures are summed over every live descendant.
+// CPU and memory of a process tree from /proc (Linux), for the benches. In B14 a system under test
+// is its server process (rebuno-dev, restate-server, the PostgreSQL postmaster) plus its worker
+// process, and each may fork (PostgreSQL's backends), so figures are summed over every live
+// descendant.
 import { readdirSync, readFileSync } from "node:fs";
 
 const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux for every architecture Node ships
