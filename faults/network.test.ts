@@ -182,7 +182,8 @@ describe("network faults between agent and kernel", () => {
     recordFault({
       id: "network-proxy",
       group: "Network",
-      fault: "resets before/after the kernel, truncated answers, delays, 502/503 (≤25% of agent requests)",
+      fault:
+        "resets before/after the kernel, truncated answers, delays, 502/503 (≤25% of agent requests; ≤6 attempt-ending submission faults per execution, maxAttempts 20)",
       promise:
         "no submission re-sent after an ambiguous failure; safe calls retried; at_most_once ≤ 1 run; every execution completes",
       test: "faults/network.test.ts",
