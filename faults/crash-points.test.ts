@@ -92,11 +92,14 @@ async function crashAt(mode: Mode, point: Point) {
   const kernelUrl = await kernel.listen({ host: "127.0.0.1", port: 0 });
   const runsFile = join(dir, `${mode}-${point}.runs`);
   writeFileSync(runsFile, "");
+  const dev = kernel;
   let killed = false;
   let first: ReturnType<typeof startAgent> | undefined;
+  let handOver = () => {};
   const kill = () => {
     if (killed) return;
     killed = true;
+    handOver();
     first?.child.kill("SIGKILL");
   };
   // Which request to stop at, and how: the kernel acts and the agent never hears (blackhole), or
@@ -117,10 +120,13 @@ async function crashAt(mode: Mode, point: Point) {
     },
   });
   first = startAgent(proxy.url, mode, runsFile, point === "during_tool");
-  // The replacement worker is up before the crash, as a second replica would be; it is given the
-  // webhook route only after the first one dies.
+  // The replacement worker is up before the crash, as a second replica would be, and takes the
+  // webhook route just before the first one is killed (as in crash-redelivery.test.ts): no
+  // redelivery can go to the dead process and burn attempts, however slowly anything starts.
   const second = startAgent(kernelUrl, mode, runsFile, false);
-  kernel.registerAgent({ id: "crash-points", webhookUrl: await first.url, secret: SECRET });
+  dev.registerAgent({ id: "crash-points", webhookUrl: await first.url, secret: SECRET });
+  const secondUrl = await second.url;
+  handOver = () => dev.registerAgent({ id: "crash-points", webhookUrl: secondUrl, secret: SECRET });
   const client = new Client({ baseUrl: kernelUrl });
   const created = await client.create("crash-points", {});
   if (point === "during_tool") {
@@ -130,7 +136,6 @@ async function crashAt(mode: Mode, point: Point) {
   await new Promise<void>((resolve) =>
     first!.child.exitCode !== null ? resolve() : first!.child.once("exit", () => resolve()),
   );
-  kernel.registerAgent({ id: "crash-points", webhookUrl: await second.url, secret: SECRET });
   const done = await client.waitForTerminal(created.id, { timeoutMs: 30_000, pollMs: 50 });
   const runs = readFileSync(runsFile, "utf8").split("\n").filter(Boolean).length;
   return { done, runs };

@@ -28,12 +28,17 @@ afterEach(async () => {
   }
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
+/** `count` distinct free ports: every listener stays open until all are allocated. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    for (const server of servers) await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return servers.map((server) => (server.address() as { port: number }).port);
+  } finally {
+    await Promise.all(
+      servers.map((server) => new Promise<void>((r) => (server.listening ? server.close(() => r()) : r()))),
+    );
+  }
 }
 
 /** Starts a process and resolves once its output contains `ready` (bounded). */
@@ -61,7 +66,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<C
 
 describe("examples/two-process", () => {
   it("kernel and agent as two processes: an execution started from the CLI completes", async () => {
-    const [kernelPort, agentPort] = [await freePort(), await freePort()];
+    const [kernelPort, agentPort] = await freePorts(2);
     const env = {
       ...process.env,
       REBUNO_URL: `http://127.0.0.1:${kernelPort}`,
@@ -95,5 +100,7 @@ describe("examples/two-process", () => {
     const execution = JSON.parse(got.stdout) as { status: string; output: unknown };
     expect(execution.status).toBe("completed");
     expect(execution.output).toMatch(/^hello, Ada \(ticket \d+\)$/);
-  });
+    // A kernel, a tsx agent and three CLI processes start here: on a loaded machine that can take
+    // longer than the 30 s default.
+  }, 90_000);
 });

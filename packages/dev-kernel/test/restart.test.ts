@@ -229,8 +229,10 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
     expect(c.status).toBe(200);
     stepIds.push(d.body.step_id);
   }
+  // A submission renews the lease (protocol §6.1 step 5), at some time after it was sent: the
+  // lease cannot expire before LEASE_MS after this.
+  const lastRenewal = Date.now();
   const third = await submit(w1, 2);
-  const lastRenewal = Date.now(); // a submission renews the lease (protocol §6.1 step 5)
   expect(third.body).toMatchObject({ decision: "proceed" });
   effect(2);
   stepIds.push(third.body.step_id);

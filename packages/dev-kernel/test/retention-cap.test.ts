@@ -19,7 +19,9 @@ describe.each(stores)("retention cap ($name store)", (store) => {
   const exists = async (id: string) => (await h.client("GET", `/v0/executions/${id}`)).status === 200;
 
   test("the oldest terminal executions beyond the cap go; running ones stay", async () => {
-    h = await Harness.start(store, { maxRetainedExecutions: 3, retentionMs: 0 });
+    // No background sweep (its real 1 s timer could delete some before the count below): only
+    // tick() sweeps.
+    h = await Harness.start(store, { maxRetainedExecutions: 3, retentionMs: 0, sweepIntervalMs: 3_600_000 });
     const done = [];
     for (let i = 0; i < 4; i++) done.push(await finish());
     const running = (await h.started("alpha")).id;

@@ -160,7 +160,10 @@ describe.each(stores)("stream ($name store)", (store) => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     const t0 = performance.now();
     await h.kernel.close();
-    expect(performance.now() - t0).toBeLessThan(500);
+    // The hang this guards against is the 5 s keep-alive timeout. close() also closes the store (on
+    // SQLite: writes what is pending, compacts, checkpoints the WAL), which alone can take hundreds
+    // of ms on a busy disk, so the bound sits well between the two.
+    expect(performance.now() - t0).toBeLessThan(3000);
     if (mode === "still open") expect((await reader.read()).done).toBe(true);
   });
 });

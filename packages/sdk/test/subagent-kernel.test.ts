@@ -64,6 +64,21 @@ const researcher = (options: AgentOptions) =>
 
 describe("subagent()", () => {
   it("runs children with concurrent sibling calls; one suspend, then replay on the rerun", async () => {
+    // The children answer only once the test has seen the parent blocked, so the parent suspends
+    // exactly once whatever the scheduling (their 300 ms sleep could end first on a loaded machine).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gatedResearcher = (options: AgentOptions) =>
+      new Agent<{ topic: string }, unknown>(
+        "researcher",
+        async (input) => {
+          await released;
+          return { topic: input.topic, notes: [input.topic] };
+        },
+        options,
+      );
     const runs: number[] = [];
     const parent = (options: AgentOptions) =>
       new Agent(
@@ -81,9 +96,15 @@ describe("subagent()", () => {
         },
         options,
       );
-    env = await TestEnvironment.create({ agents: [parent, researcher] });
+    env = await TestEnvironment.create({ agents: [parent, gatedResearcher] });
     lookups.length = 0;
-    const { execution: done, steps, events } = await env.run("parent", {});
+    const created = await env.client.create("parent", {});
+    try {
+      await env.waitForStatus(created.id, "blocked");
+    } finally {
+      release(); // also on failure, so teardown's drain does not wait on parked children
+    }
+    const { execution: done, steps, events } = await env.wait(created.id);
     expect(done.status).toBe("completed");
     expect(done.output).toEqual({
       a: { topic: "alpha", notes: ["alpha"] },

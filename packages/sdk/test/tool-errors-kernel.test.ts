@@ -316,17 +316,29 @@ describe("suspension survives a user catch (#9)", () => {
     }
     const desk = new Desk();
     const parent = (options: AgentOptions) => new Agent("parent", () => desk.ask(), options);
+    // The child answers only once the test has seen the parent blocked, so the parent suspends
+    // exactly once whatever the scheduling (a timed sleep could end first on a loaded machine).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const helper = (options: AgentOptions) =>
       new Agent(
         "helper",
         async () => {
-          await new Promise((resolve) => setTimeout(resolve, 200));
+          await released;
           return "from the child";
         },
         options,
       );
     env = await TestEnvironment.create({ agents: [parent, helper] });
-    const { execution: done, steps, events } = await env.run("parent", {});
+    const created = await env.client.create("parent", {});
+    try {
+      await env.waitForStatus(created.id, "blocked");
+    } finally {
+      release(); // also on failure, so teardown's drain does not wait on a parked child
+    }
+    const { execution: done, steps, events } = await env.wait(created.id);
     expect(done.status).toBe("completed");
     expect(done.output).toBe("from the child");
     expect(desk.caught).toEqual([]);
