@@ -6,10 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, REBUNO_DEV_BIN } from "@rebuno/test-kit";
 import { PEERS_DIR } from "./install.mjs";
-
-const ROOT = join(PEERS_DIR, "..", "..");
-const REBUNO_DEV = join(ROOT, "packages", "dev-kernel", "bin", "rebuno-dev.js");
 
 /** Resolve when `pattern` appears in the child's output; reject on exit or after `timeoutMs`. */
 function waitForOutput(child, pattern, what, timeoutMs = 60_000) {
@@ -52,7 +50,7 @@ function stopper(child, cleanup = () => {}) {
 /** `rebuno-dev` (built dist) with `--store memory` or a fresh SQLite file at `synchronous`. */
 export async function startRebunoDev(store, synchronous, execArgv = []) {
   const dir = mkdtempSync(join(tmpdir(), "bench-b14-rebuno-"));
-  const args = [...execArgv, REBUNO_DEV, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
+  const args = [...execArgv, REBUNO_DEV_BIN, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
   if (store === "sqlite")
     args.push("--store", `sqlite:${join(dir, "kernel.db")}`, "--sqlite-synchronous", synchronous);
   const child = spawn(process.execPath, args, {
@@ -80,11 +78,6 @@ function restateBinary() {
   const pkg = require.resolve("@restatedev/restate-server/package.json");
   const req = createRequire(pkg);
   return req.resolve(`@restatedev/restate-server-${process.platform}-${process.arch}/bin/restate-server`);
-}
-
-async function freePort() {
-  const { freePort: free } = await import("../../scripts/real-kernel.mjs");
-  return free();
 }
 
 /** The Restate server (single node, default configuration = its default durability) on loopback. */

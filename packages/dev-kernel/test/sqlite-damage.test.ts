@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { rebunoDevCommand } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
@@ -29,7 +29,6 @@ import {
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
 const NOBODY = 65534;
@@ -92,11 +91,20 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   chmodSync(dir, 0o755);
   const config = join(dir, "dev.yaml");
   writeFileSync(config, "agents: []\n", { mode: 0o644 });
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", CLI, "--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`],
-    { stdio: ["ignore", "pipe", "pipe"], ...(uid === undefined ? {} : { uid, gid: uid }) },
-  );
+  // Its own spawn, for the `uid` (a file the kernel's user may not write); the command is the kit's.
+  const command = rebunoDevCommand([
+    "--config",
+    config,
+    "--listen",
+    "127.0.0.1:0",
+    "--store",
+    `sqlite:${path}`,
+  ]);
+  const child = spawn(command.command, command.args, {
+    env: { ...process.env, ...command.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(uid === undefined ? {} : { uid, gid: uid }),
+  });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   child.stdout.resume();

@@ -1,11 +1,10 @@
 // What the SQLite store does when things go wrong: a failed commit rejects its waiters and leaves
 // memory equal to the file; the file is locked against a second kernel; files it cannot read are
 // refused with typed errors naming the file.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ConfigurationError } from "@rebuno/protocol";
+import { spawnRebunoDev } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { startDevKernel } from "../src/kernel.js";
@@ -23,8 +22,6 @@ import {
 } from "../src/store/store-errors.js";
 import { observe, restartState, tempDir } from "./sqlite-files.js";
 import { KNOWN, newPath, PHASES } from "./sqlite-fixture.js";
-
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 
 /** The store's connection, to make its commits fail for real (SQLite's page limit: SQLITE_FULL). */
 function connection(store: SqliteStore): Database.Database {
@@ -144,27 +141,18 @@ describe("one kernel per file", () => {
     const path = join(dir, "k.db");
     writeFileSync(join(dir, "dev.yaml"), "agents: []\n");
     const holder = new SqliteStore(path);
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        CLI,
-        "--config",
-        join(dir, "dev.yaml"),
-        "--listen",
-        "127.0.0.1:0",
-        "--store",
-        `sqlite:${path}`,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const kernel = spawnRebunoDev([
+      "--config",
+      join(dir, "dev.yaml"),
+      "--listen",
+      "127.0.0.1:0",
+      "--store",
+      `sqlite:${path}`,
+    ]);
+    const { code } = await kernel.exited;
     holder.close();
     expect(code).toBe(STORE_EXIT_CODES.store_locked);
-    expect(stderr).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
+    expect(kernel.stderr()).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
   }, 30_000);
 });
 
