@@ -24,7 +24,12 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "verify/tests/**/*.test.ts"],
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "examples/*/test/**/*.test.ts",
+      "verify/tests/**/*.test.ts",
+      "verify/kit/test/**/*.test.ts",
+    ],
     // Browser tests need Chromium: `pnpm test:browser` (the browser project of verify/vitest.config.ts) runs them.
     exclude: ["**/node_modules/**", "verify/tests/browser/**", "packages/*/test/**/*.browser.test.ts"],
     testTimeout: 30_000,
