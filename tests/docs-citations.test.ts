@@ -144,9 +144,10 @@ function resolveCited(cited: string, from: string): string | undefined {
   return candidates.find((c) => !c.startsWith("..") && existsSync(join(ROOT, c)));
 }
 
-/** Every problem in one file, as `file:line: message`. */
+/** Every problem in one file, as `file:line: message`, in line order. */
 function problemsOf(file: string, text: string, benchmarks: Set<string>): string[] {
   const problems: string[] = [];
+  const lineOf = (problem: string) => Number(problem.slice(file.length + 1).split(":")[0]);
   const lines = text.split("\n");
   lines.forEach((line, i) => {
     const outside = OUTSIDE.exec(line);
@@ -183,7 +184,7 @@ function problemsOf(file: string, text: string, benchmarks: Set<string>): string
     }
     if (!headingsOf(target).has(c.section)) problems.push(`${where} has no numbered heading in ${target}`);
   }
-  return problems;
+  return problems.sort((a, b) => lineOf(a) - lineOf(b));
 }
 
 describe("citations resolve inside the repository", () => {
