@@ -6,7 +6,7 @@
 //
 // The forms:
 //   `docs/protocol.md §4.8`          a section of a named file (path from the repository root,
-//                                    or relative to the citing file);
+//                                    or relative to the citing file; the name may be in backticks);
 //   `docs/protocol.md §3.1, §3.2`    a run after a named file belongs to that file (also across a
 //                                    wrapped comment line);
 //   `§9.3` alone                     in markdown: a section of the same file; in code: an error.
@@ -38,7 +38,7 @@ const OUTSIDE =
 const MARKDOWN = /\.mdx?$/;
 const BINARY = /\.(png|jpe?g|gif|ico|woff2?|db|sqlite|wasm|gz|tgz|zip)$/;
 const SECTION = /§(\d+(?:\.\d+)*)/g;
-const NAMED_FILE = /((?:\.{1,2}\/)?[\w./-]+\.mdx?) *$/;
+const NAMED_FILE = /((?:\.{1,2}\/)?[\w./-]+\.mdx?)`? *$/;
 const CHAIN = /^\s*(?:,|\/|;|–|-|and|or|to)?\s*$/;
 const COMMENT_LEAD = /^\s*(?:\/\/+|\*|#|<!--)?\s*$/;
 
@@ -190,7 +190,7 @@ function problemsOf(file: string, text: string, benchmarks: Set<string>): string
 describe("citations resolve inside the repository", () => {
   test("the scanner reads the citation forms", () => {
     const text = [
-      "// docs/protocol.md §3.1, §3.2 and (§4.6)",
+      "// docs/protocol.md §3.1, §3.2 and (§4.6); `docs/interop.md` §3",
       "// A/B in docs/design/transport.md",
       "// §2), as measured.",
     ].join("\n");
@@ -198,6 +198,7 @@ describe("citations resolve inside the repository", () => {
       { line: 1, section: "3.1", file: "docs/protocol.md" },
       { line: 1, section: "3.2", file: "docs/protocol.md" },
       { line: 1, section: "4.6", file: undefined },
+      { line: 1, section: "3", file: "docs/interop.md" },
       { line: 3, section: "2", file: "docs/design/transport.md" },
     ]);
     expect([...headingNumbers("## 9. Policy\n### 9.1 Bundles\n```\n## 99. not a heading\n```\n")]).toEqual([
