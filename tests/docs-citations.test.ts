@@ -42,15 +42,6 @@ const NAMED_FILE = /((?:\.{1,2}\/)?[\w./-]+\.mdx?)`? *$/;
 const CHAIN = /^\s*(?:,|\/|;|–|-|and|or|to)?\s*$/;
 const COMMENT_LEAD = /^\s*(?:\/\/+|\*|#|<!--)?\s*$/;
 
-/**
- * docs/protocol.md is written in two parts; until the second is appended to the first,
- * docs/protocol-part2.md holds §9–§17 and both files answer for either name.
- */
-const PARTS: Record<string, readonly string[]> = {
-  "docs/protocol.md": ["docs/protocol.md", "docs/protocol-part2.md"],
-  "docs/protocol-part2.md": ["docs/protocol.md", "docs/protocol-part2.md"],
-};
-
 /** Section numbers of a markdown text's headings (`## 9. Policy` → 9, `### 9.1 …` → 9.1), outside code fences. */
 function headingNumbers(text: string): Set<string> {
   const numbers = new Set<string>();
@@ -127,9 +118,8 @@ function headingsOf(file: string): Set<string> {
   let numbers = headingCache.get(file);
   if (numbers === undefined) {
     numbers = new Set<string>();
-    for (const part of PARTS[file] ?? [file]) {
-      if (!existsSync(join(ROOT, part))) continue;
-      for (const n of headingNumbers(readFileSync(join(ROOT, part), "utf8"))) numbers.add(n);
+    if (existsSync(join(ROOT, file))) {
+      for (const n of headingNumbers(readFileSync(join(ROOT, file), "utf8"))) numbers.add(n);
     }
     headingCache.set(file, numbers);
   }
