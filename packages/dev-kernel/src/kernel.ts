@@ -54,7 +54,7 @@ export const KERNEL_ROUTES: readonly Route[] = [
 export const KERNEL_ROUTE_TEMPLATES: readonly { readonly method: string; readonly path: string }[] =
   KERNEL_ROUTES.map(({ method, path }) => ({ method, path }));
 
-/** Request bodies above this are refused (protocol §2: 10 MiB). */
+/** Request bodies above this are refused (docs/protocol.md §2: 10 MiB). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link DevKernel.listen}. */
