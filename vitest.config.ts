@@ -11,6 +11,7 @@ export default defineConfig({
       "@rebuno/kernel-transport": src("kernel-transport"),
       "@rebuno/client": src("client"),
       "@rebuno/dev-kernel": src("dev-kernel"),
+      "@rebuno/dev": src("dev"),
       "@rebuno/sdk": src("sdk"),
       "@rebuno/testing": src("testing"),
       "@rebuno/cli": src("cli"),

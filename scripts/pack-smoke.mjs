@@ -416,7 +416,7 @@ for (const pm of PMS) {
         cwd: dir,
       });
       const db = path.join(dir, "cli-store.db");
-      const bin = path.join(dir, "node_modules", "@rebuno", "dev-kernel", "bin", "rebuno-dev.js");
+      const bin = path.join(dir, "node_modules", "@rebuno", "dev", "bin", "rebuno-dev.js");
       const r = spawnSync(NODE, [bin, "--store", `sqlite:${db}`, "--listen", "127.0.0.1:0"], {
         cwd: dir,
         env: cleanEnv(),

@@ -10,8 +10,9 @@ const ALLOWED: Record<string, string[]> = {
   "@rebuno/protocol": [],
   "@rebuno/kernel-transport": ["@rebuno/protocol"],
   "@rebuno/client": ["@rebuno/protocol", "@rebuno/kernel-transport"],
-  // The `rebuno-dev` command (src/cli.ts only; the library never imports it) serves the console.
-  "@rebuno/dev-kernel": ["@rebuno/protocol", "@rebuno/console"],
+  "@rebuno/dev-kernel": ["@rebuno/protocol"],
+  // The `rebuno-dev` command: the one place the kernel and the web console meet.
+  "@rebuno/dev": ["@rebuno/protocol", "@rebuno/dev-kernel", "@rebuno/console"],
   "@rebuno/sdk": ["@rebuno/protocol", "@rebuno/kernel-transport", "@rebuno/client"],
   "@rebuno/testing": [
     "@rebuno/protocol",
@@ -26,7 +27,7 @@ const ALLOWED: Record<string, string[]> = {
 };
 
 /** Packages allowed to depend on the dev kernel (a heavy, kernel-side package) at run time. */
-const MAY_DEPEND_ON_DEV_KERNEL = new Set(["@rebuno/testing", "@rebuno/cli"]);
+const MAY_DEPEND_ON_DEV_KERNEL = new Set(["@rebuno/testing", "@rebuno/cli", "@rebuno/dev"]);
 
 const packages = readdirSync(new URL("packages/", root)).map((dir) => ({
   dir,
@@ -89,12 +90,14 @@ describe("package topology", () => {
     },
   );
 
-  test("in the dev kernel only the rebuno-dev command imports the console", () => {
+  test("the dev-kernel library imports neither the console nor the client", () => {
     const dir = new URL("packages/dev-kernel/src/", root);
     const importers = readdirSync(dir, { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".ts"))
-      .filter((f) => readFileSync(new URL(f, dir), "utf8").includes("@rebuno/console"));
-    expect(importers).toEqual(["cli.ts"]);
+      .filter((f) =>
+        /@rebuno\/(console|client|kernel-transport)\b/.test(readFileSync(new URL(f, dir), "utf8")),
+      );
+    expect(importers).toEqual([]);
   });
 
   test("no source file uses `export *`", () => {

@@ -2,9 +2,9 @@
  * `rebuno-dev` command line and environment → {@link DevKernelOptions}. Kept apart from `cli.ts`
  * (which has the process side effects) so it can be tested.
  */
+
+import { type DevKernelOptions, parseGoDuration } from "@rebuno/dev-kernel";
 import { ConfigurationError } from "@rebuno/protocol";
-import type { DevKernelOptions } from "./config.js";
-import { parseGoDuration } from "./policy/index.js";
 import { loadProvisioning } from "./provisioning.js";
 
 /** Parsed command line. */

@@ -1,12 +1,10 @@
 // `rebuno-dev` puts the kernel and the web console together: `/` serves the console unless
 // `--no-console`; the kernel library itself only has the `staticAssets` option.
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import { buildConsole } from "../../console/scripts/build.mjs";
 import { parseCliArgs } from "../src/cli-options.js";
-
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
 /** Start `rebuno-dev` with `args`, fetch `/`, stop it; returns the answer and stdout. */
 async function home(args: string[]): Promise<{ status: number; type: string; body: string; stdout: string }> {
@@ -14,6 +12,7 @@ async function home(args: string[]): Promise<{ status: number; type: string; bod
     process.execPath,
     ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", "--quiet", ...args],
     {
+      env: { ...process.env, ...FROM_SOURCE_ENV },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );

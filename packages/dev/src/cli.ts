@@ -5,11 +5,10 @@
  */
 import { createRequire } from "node:module";
 import { consoleAssetsDir } from "@rebuno/console";
+import { startDevKernel, storeExitCode } from "@rebuno/dev-kernel";
 import { RebunoError } from "@rebuno/protocol";
 import { parseCliArgs, USAGE } from "./cli-options.js";
 import { startTimeline } from "./cli-timeline.js";
-import { startDevKernel } from "./kernel.js";
-import { storeExitCode } from "./store/store-errors.js";
 
 const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
 

@@ -6,12 +6,11 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ConfigurationError } from "@rebuno/protocol";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, USAGE } from "../src/cli-options.js";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const CREATES = 20;
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -39,7 +38,7 @@ if (straceMissing !== undefined)
 function runCli(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
     encoding: "utf8",
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...FROM_SOURCE_ENV, ...env },
     timeout: 60_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -50,7 +49,7 @@ async function startCli(args: string[], env: Record<string, string> = {}) {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", "--quiet", "--no-console", ...args],
-    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, ...FROM_SOURCE_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   children.push(child);
   let stdout = "";

@@ -2,12 +2,11 @@
 // a real process with a real SDK agent serving its webhooks on loopback.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Client } from "@rebuno/client";
 import { Agent, type ServeHandle, step, Toolbox, tool } from "@rebuno/sdk";
 import { afterEach, describe, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const VERSION = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
@@ -31,6 +30,7 @@ class Kitchen extends Toolbox {
 
 function startProcess(args: string[]) {
   const child = spawn(process.execPath, ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", ...args], {
+    env: { ...process.env, ...FROM_SOURCE_ENV },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

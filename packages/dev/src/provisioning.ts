@@ -16,9 +16,9 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { AgentProvision, ApiKeyProvision } from "@rebuno/dev-kernel";
 import { ConfigurationError } from "@rebuno/protocol";
 import { parse } from "yaml";
-import type { AgentProvision, ApiKeyProvision } from "./config.js";
 
 /** What a manifest provides. */
 export interface Provisioning {

@@ -3,7 +3,7 @@
  * execution, as the kernel records it. It reads the kernel's own store between requests (never
  * inside a transaction), so it only ever prints committed-to-memory history, and it never writes.
  */
-import { isTerminalExecution, type Store } from "./store/types.js";
+import { isTerminalExecution, type Store } from "@rebuno/dev-kernel";
 
 /** A running timeline; `stop()` prints what is left and ends the polling. */
 export interface TimelinePrinter {

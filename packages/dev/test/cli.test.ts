@@ -3,13 +3,12 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { startDevKernel } from "@rebuno/dev-kernel";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, parseListen } from "../src/cli-options.js";
-import { startDevKernel } from "../src/kernel.js";
 import { expandEnv, parseProvisioning } from "../src/provisioning.js";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -125,7 +124,7 @@ describe("command line", () => {
       process.execPath,
       ["--import", "tsx", CLI, "--config", join(dir, "dev.yaml"), "--listen", "127.0.0.1:0"],
       {
-        env: { ...process.env, HELLO_SECRET: "hs" },
+        env: { ...process.env, ...FROM_SOURCE_ENV, HELLO_SECRET: "hs" },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
