@@ -158,6 +158,7 @@ beforeAll(async () => {
         baseUrl: REPO,
         paths: {
           "@rebuno/protocol": ["packages/protocol/src/index.ts"],
+          "@rebuno/policy": ["packages/policy/src/index.ts"],
           "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
           "@rebuno/console": ["packages/console/src/index.ts"],
         },

@@ -3,7 +3,8 @@
  * (which has the process side effects) so it can be tested.
  */
 
-import { type DevKernelOptions, parseGoDuration } from "@rebuno/dev-kernel";
+import type { DevKernelOptions } from "@rebuno/dev-kernel";
+import { parseGoDuration } from "@rebuno/policy";
 import { ConfigurationError } from "@rebuno/protocol";
 import { loadProvisioning } from "./provisioning.js";
 
