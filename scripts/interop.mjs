@@ -15,7 +15,14 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadPackages, OUT_DIR, PYTHON, provisioningYaml, ROOT, World } from "../verify/interop/lib/harness.mjs";
+import {
+  loadPackages,
+  OUT_DIR,
+  PYTHON,
+  provisioningYaml,
+  ROOT,
+  World,
+} from "../verify/interop/lib/harness.mjs";
 
 const filters = process.argv.slice(2).filter((a) => a !== "--");
 const external = process.env.REBUNO_URL

@@ -100,7 +100,7 @@ describe("the test kit owns the shared scaffolding", () => {
     expect(FREE_PORT_DEFINITION.test("const freePorts = async (n) => [];")).toBe(true);
     expect(FREE_PORT_DEFINITION.test('import { freePort } from "@rebuno/test-kit";')).toBe(false);
     expect(REBUNO_DEV_LOCATION.test('new URL("../src/cli.ts", import.meta.url)')).toBe(true);
-    expect(REBUNO_DEV_LOCATION.test('here("../../../packages/dev-kernel/bin/rebuno-dev.js")')).toBe(true);
+    expect(REBUNO_DEV_LOCATION.test('here("../../../packages/dev/bin/rebuno-dev.js")')).toBe(true);
     expect(
       crossPackageReferences(
         "packages/sdk/test/integration/x.test.ts",

@@ -3,14 +3,14 @@ import { DEFAULT_WAIT_MS, LineProcess, type ProcessGroup } from "./line-process.
 import { REPO_ROOT } from "./repository.js";
 
 /** The package that holds the `rebuno-dev` command: the one place its location is written. */
-export const REBUNO_DEV_PACKAGE = "packages/dev-kernel";
+export const REBUNO_DEV_PACKAGE = "packages/dev";
 /** The command's TypeScript source, run through tsx (no build needed, never stale). */
 export const REBUNO_DEV_SOURCE = join(REPO_ROOT, REBUNO_DEV_PACKAGE, "src/cli.ts");
 /** The command as installed (`bin`), which runs the package's compiled dist/. */
 export const REBUNO_DEV_BIN = join(REPO_ROOT, REBUNO_DEV_PACKAGE, "bin/rebuno-dev.js");
 /**
- * tsx's tsconfig for the source run: `@rebuno/protocol` from its source too, so a test of the
- * command never runs against a stale protocol build.
+ * tsx's tsconfig for the source run: the packages the command imports (dev kernel, policy, console,
+ * protocol) from their sources too, so a test of the command never runs against a stale build.
  */
 const SOURCE_TSCONFIG = join(REPO_ROOT, "verify/kit/rebuno-dev.tsconfig.json");
 
