@@ -7,6 +7,7 @@ export type {
   DispatchOptions,
   FetchLike,
 } from "./config.js";
+export { AnonymousNetworkAccessError, isLoopbackAddress } from "./exposure.js";
 export type { CorsOrigins } from "./http/cors.js";
 export type { CoreHeaders, CoreRequest, CoreResponse } from "./http/types.js";
 export type { IdGenerator } from "./ids.js";
