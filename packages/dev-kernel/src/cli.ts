@@ -58,7 +58,6 @@ async function main(): Promise<number> {
     await kernel.close();
     throw err;
   }
-  process.stdout.write(`rebuno-dev listening on ${url}\n`);
   const bound = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
   if (options.kernel.devMode !== false && !isLoopbackAddress(bound)) {
     process.stderr.write(
@@ -67,6 +66,7 @@ async function main(): Promise<number> {
         "executions, change policies and grant approvals\n",
     );
   }
+  process.stdout.write(`rebuno-dev listening on ${url}\n`);
   const store = options.kernel.store;
   if (typeof store === "object" && "sqlite" in store) {
     // Say what an acknowledged write survives: the durability level is a deployment decision.
