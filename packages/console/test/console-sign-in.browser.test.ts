@@ -84,7 +84,8 @@ beforeAll(async () => {
   // The console's files from another origin, as a static server would serve them.
   const assets = consoleAssetsDir();
   otherOrigin = createServer((req, res) => {
-    const name = (req.url ?? "/").split("?")[0] === "/" ? "index.html" : (req.url ?? "").slice(1).split("?")[0]!;
+    const name =
+      (req.url ?? "/").split("?")[0] === "/" ? "index.html" : (req.url ?? "").slice(1).split("?")[0]!;
     const type = name.endsWith(".js") ? "text/javascript" : name.endsWith(".css") ? "text/css" : "text/html";
     if (!["index.html", "console.js", "console.css"].includes(name)) {
       res.writeHead(404).end();
@@ -96,7 +97,13 @@ beforeAll(async () => {
   otherUrl = `http://127.0.0.1:${(otherOrigin.address() as AddressInfo).port}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
   });
 }, 60_000);
 

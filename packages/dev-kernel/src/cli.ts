@@ -53,7 +53,11 @@ async function main(): Promise<number> {
   const kernel = await startDevKernel({ ...options.kernel, staticAssets });
   let url: string;
   try {
-    url = await kernel.listen({ host: options.host, port: options.port, allowAnonymous: options.allowAnonymous });
+    url = await kernel.listen({
+      host: options.host,
+      port: options.port,
+      allowAnonymous: options.allowAnonymous,
+    });
   } catch (err) {
     await kernel.close();
     throw err;

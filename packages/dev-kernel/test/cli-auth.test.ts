@@ -26,7 +26,12 @@ afterEach(async () => {
 
 type Outcome =
   | { readonly kind: "listening"; readonly url: string; readonly stop: () => Promise<string> }
-  | { readonly kind: "exited"; readonly code: number | null; readonly stdout: string; readonly stderr: string };
+  | {
+      readonly kind: "exited";
+      readonly code: number | null;
+      readonly stdout: string;
+      readonly stderr: string;
+    };
 
 /** Start `rebuno-dev`; resolves once it printed its URL or exited, whichever comes first. */
 function start(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
@@ -156,7 +161,9 @@ describe("auth options", () => {
     expect(parseCliArgs([], {}).kernel.devMode).toBe(true);
     expect(parseCliArgs(["--auth", "anonymous"], {}).kernel.devMode).toBe(true);
     expect(parseCliArgs(["--auth=required"], { REBUNO_BEARER_TOKEN: "t" }).kernel.devMode).toBe(false);
-    expect(parseCliArgs([], { REBUNO_AUTH: "required", REBUNO_BEARER_TOKEN: "t" }).kernel.devMode).toBe(false);
+    expect(parseCliArgs([], { REBUNO_AUTH: "required", REBUNO_BEARER_TOKEN: "t" }).kernel.devMode).toBe(
+      false,
+    );
     expect(parseCliArgs(["--auth", "anonymous"], { REBUNO_AUTH: "required" }).kernel.devMode).toBe(true);
     expect(parseCliArgs([], {}).allowAnonymous).toBe(false);
     expect(parseCliArgs(["--allow-anonymous"], {}).allowAnonymous).toBe(true);

@@ -5,7 +5,12 @@ import dns from "node:dns";
 import { createConnection } from "node:net";
 import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, test } from "vitest";
-import { AnonymousNetworkAccessError, type DevKernel, isLoopbackAddress, startDevKernel } from "../src/index.js";
+import {
+  AnonymousNetworkAccessError,
+  type DevKernel,
+  isLoopbackAddress,
+  startDevKernel,
+} from "../src/index.js";
 import { DEFAULT_AGENTS, Harness, leaseOf } from "./harness.js";
 import { stores } from "./stores.js";
 
@@ -228,15 +233,17 @@ describe.each(stores)("a kernel that requires a token, on every interface ($name
       const r = await call(method, path, undefined, body);
       expect(r.status, `${method} ${path}`).toBe(401);
       expect(((await r.json()) as { code: string }).code).toBe("unauthorized");
-      expect((await call(method, path, "not-the-token", body)).status, `${method} ${path} wrong token`).toBe(401);
+      expect((await call(method, path, "not-the-token", body)).status, `${method} ${path} wrong token`).toBe(
+        401,
+      );
     }
     // A genuine key without the scope: 403, and the approval is still pending.
     const scoped = await call("POST", `/v0/approvals/${approvalId}/grant`, "approvals-reader-token", grant);
     expect(scoped.status).toBe(403);
     expect(((await scoped.json()) as { message: string }).message).toContain("approvals:write");
-    expect(((await (await call("GET", `/v0/executions/${id}`, ROOT)).json()) as { status: string }).status).toBe(
-      "blocked",
-    );
+    expect(
+      ((await (await call("GET", `/v0/executions/${id}`, ROOT)).json()) as { status: string }).status,
+    ).toBe("blocked");
 
     expect((await call("GET", "/v0/executions", ROOT)).status).toBe(200);
     expect((await call("POST", `/v0/approvals/${approvalId}/grant`, ROOT, grant)).status).toBe(204);
