@@ -134,7 +134,8 @@ afterAll(async () => {
   await kernel?.close();
 });
 
-const tabStorage = (): Promise<string> => page.evaluate(() => JSON.stringify({ ...sessionStorage }));
+// Strings, evaluated in the page (no DOM types in the test's own compilation).
+const tabStorage = (): Promise<string> => page.evaluate("JSON.stringify({ ...sessionStorage })");
 
 async function signIn(token: string): Promise<void> {
   await page.waitForSelector("#sign-in", WAIT);
@@ -219,7 +220,7 @@ describe("console sign-in (headless Chromium, kernel with --auth required)", () 
       await page.waitForSelector("#sign-in", WAIT);
       expect(page.url(), address).not.toContain(ROOT);
       expect(await page.content(), address).not.toContain(ROOT);
-      expect(await page.evaluate(() => location.href)).not.toContain(ROOT);
+      expect(await page.evaluate("location.href")).not.toContain(ROOT);
       expect(await tabStorage(), address).toBe("{}");
     }
     expect(await page.textContent("header .kernel")).toBe(url);

@@ -214,7 +214,7 @@ describe.each(stores)("a kernel that requires a token, on every interface ($name
           ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     const grant = { decided_by: "ops", rationale: "checked" };
     const anonymous: [string, string, unknown?][] = [
