@@ -55,6 +55,7 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 export interface ListenOptions {
   /** Address or host name to bind (default `127.0.0.1`; `""` binds every interface). */
   readonly host?: string | undefined;
+  /** Port to bind (default 0: any free port; the returned URL has the one bound). */
   readonly port?: number | undefined;
   /**
    * In dev mode (anonymous requests have full access), binding anything but a loopback address
