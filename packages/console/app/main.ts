@@ -76,7 +76,7 @@ function message(err: unknown): string {
     return "The kernel asks for a token (401 unauthorized).";
   }
   if (ForbiddenError.isInstance(err)) {
-    return `Your token is not allowed to do this (403 ${err.message}). Sign in with a token that has that scope.`;
+    return `Your token is not allowed to do this (403 ${err.message}). Sign out, then sign in with a token that has that scope.`;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -145,14 +145,19 @@ class RunningKernel implements DevKernel {
     const server = createServer({ keepAliveTimeout: 5_000 });
     this.server = server;
     const connections = new ConnectionTracker(server);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      // `""` → no host: node binds every interface (`::`, or `0.0.0.0` without IPv6).
-      server.listen(options.port ?? 0, host === "" ? undefined : host, () => {
-        server.off("error", reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        // `""` → no host: node binds every interface (`::`, or `0.0.0.0` without IPv6).
+        server.listen(options.port ?? 0, host === "" ? undefined : host, () => {
+          server.off("error", reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      this.server = undefined; // not listening: a later listen() may try again
+      throw err;
+    }
     const address = server.address() as AddressInfo;
     // Decided from what was bound (a host name is resolved by then), before any request is served:
     // no request handler is attached yet, and the socket is closed again on refusal.

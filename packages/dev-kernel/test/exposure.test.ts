@@ -142,6 +142,14 @@ describe("listen() in dev mode (anonymous requests have full access)", () => {
     },
   );
 
+  test("a port in use rejects with the socket error, and the kernel may listen again", async () => {
+    const first = await devKernel();
+    const taken = Number(new URL(await first.listen({ port: 0 })).port);
+    const k = await devKernel();
+    await expect(k.listen({ port: taken })).rejects.toMatchObject({ code: "EADDRINUSE" });
+    expect((await fetch(`${await k.listen({ port: 0 })}/v0/health`)).status).toBe(200);
+  });
+
   test("allowAnonymous: the network is trusted, so it binds every interface and serves anonymously", async () => {
     const k = await devKernel();
     const url = await k.listen({ host: "0.0.0.0", port: 0, allowAnonymous: true });
