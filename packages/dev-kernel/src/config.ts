@@ -8,7 +8,7 @@ import type { Store } from "./store/types.js";
 /** A `fetch`-compatible function (global `fetch`, or an in-process agent's handler). */
 export type FetchLike = (input: Request) => Promise<Response>;
 
-/** An agent to register at start-up (protocol §13.1 provisioning, camelCase). */
+/** An agent to register at start-up (docs/protocol.md §13.1 provisioning, camelCase). */
 export interface AgentProvision {
   readonly id: string;
   readonly webhookUrl: string;
@@ -26,7 +26,7 @@ export interface ApiKeyProvision {
   readonly scopes: readonly string[];
 }
 
-/** Dispatch (webhook delivery) settings; defaults follow protocol §7 and §13.2. */
+/** Dispatch (webhook delivery) settings; defaults follow docs/protocol.md §7 and §13.2. */
 export interface DispatchOptions {
   /** Delivers webhooks. Default: a node:http POST on a keep-alive agent (engine/webhook-post.ts). Tests deliver in process without sockets. */
   readonly fetch?: FetchLike | undefined;

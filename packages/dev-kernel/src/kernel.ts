@@ -48,7 +48,7 @@ export const KERNEL_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
 ];
 
-/** Request bodies above this are refused (protocol §2: 10 MiB). */
+/** Request bodies above this are refused (docs/protocol.md §2: 10 MiB). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link DevKernel.listen}. */

@@ -1,5 +1,5 @@
 /**
- * The provisioning manifest of `rebuno dev --config` (protocol §13.1), plus two dev-kernel
+ * The provisioning manifest of `rebuno dev --config` (docs/protocol.md §13.1), plus two dev-kernel
  * additions: `api_keys` (fixed tokens with scopes) and `bootstrap_token`.
  *
  * ```yaml

@@ -1,4 +1,4 @@
-// The `rebuno-dev` CLI and the provisioning manifest (protocol §13.1).
+// The `rebuno-dev` CLI and the provisioning manifest (docs/protocol.md §13.1).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// Kernel restart on a persistent store (reliability-perf §5.4): the `rebuno-dev` CLI runs as a
+// Kernel restart on a persistent store: the `rebuno-dev` CLI runs as a
 // child process on SQLite, a loopback webhook agent records steps, the kernel is SIGKILLed while
 // the agent is mid-step, and a new process on the same file and port must find every
 // acknowledged write, reclaim the in-flight dispatch by lease expiry, and replay recorded results.
@@ -166,7 +166,7 @@ beforeAll(async () => {
         res.writeHead(401).end();
         return;
       }
-      // Answer at once and work in the background, as real agents do (protocol §7.2).
+      // Answer at once and work in the background, as real agents do (docs/protocol.md §7.2).
       res.writeHead(200).end();
       webhooks.push({ ...(JSON.parse(text) as Omit<Webhook, "at">), at: Date.now() });
     });
@@ -229,7 +229,7 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
     expect(c.status).toBe(200);
     stepIds.push(d.body.step_id);
   }
-  // A submission renews the lease (protocol §6.1 step 5), at some time after it was sent: the
+  // A submission renews the lease (docs/protocol.md §6.1 step 5), at some time after it was sent: the
   // lease cannot expire before LEASE_MS after this.
   const lastRenewal = Date.now();
   const third = await submit(w1, 2);

@@ -1,5 +1,5 @@
 /**
- * Policy for a new step (protocol §6.3 steps 4–7, order per §16.25): policy match → token budget
+ * Policy for a new step (docs/protocol.md §6.3 steps 4–7, order per docs/protocol.md §16.25): policy match → token budget
  * → judge → rate limit. Pure apart from taking a rate-limit token, which is why a pending judge
  * stops evaluation before the limiter is touched.
  */

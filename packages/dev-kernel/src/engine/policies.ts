@@ -8,8 +8,8 @@ export type GoverningPolicy =
   | { readonly kind: "invalid" };
 
 /**
- * Compiled bundles cached by their YAML text (protocol §9.1: "compiled engines may be cached by
- * content"), so a step never recompiles a bundle.
+ * Compiled bundles cached by their YAML text (docs/protocol.md §9.1), so a step never recompiles a
+ * bundle.
  */
 export class PolicyCache {
   private readonly cache = new Map<string, CompiledPolicy>();

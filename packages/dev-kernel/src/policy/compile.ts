@@ -1,5 +1,5 @@
 /**
- * Bundle loading: YAML → validated {@link CompiledPolicy} (protocol §9.2).
+ * Bundle loading: YAML → validated {@link CompiledPolicy} (docs/protocol.md §9.2).
  *
  * Validation is strict because a bundle is checked once, when it is registered, and the kernel
  * must answer a bad one with a clear 400 rather than misbehave on some later step. Every problem
@@ -263,7 +263,7 @@ function compileThen(r: NodeReader, node: unknown, where: string, id: string, op
       ["allow", "deny"],
       "allow",
     );
-    // max_calls 0 means "no limit" (the kernel only limits when max_calls > 0, protocol §6.3).
+    // max_calls 0 means "no limit" (the kernel only limits when max_calls > 0, docs/protocol.md §6.3).
     if (maxCalls > 0) {
       if (windowMs <= 0) invalid(`${w}.window must be a positive duration when max_calls is set`);
       then.rateLimit = {
@@ -282,7 +282,7 @@ function compileThen(r: NodeReader, node: unknown, where: string, id: string, op
     const maxTokens = r.int(b.get("max_tokens"), `${w}.max_tokens`) ?? 0;
     if (maxTokens < 0) invalid(`${w}.max_tokens must not be negative`);
     const onExceed = r.choice(b.get("on_exceed"), `${w}.on_exceed`, ["deny", "require_approval"], "deny");
-    // Budgets only apply to rules deciding allow (protocol §9.6); elsewhere they are inert.
+    // Budgets only apply to rules deciding allow (docs/protocol.md §9.6); elsewhere they are inert.
     if (maxTokens > 0 && decision === "allow") then.budget = { maxTokens, onExceed };
   }
 

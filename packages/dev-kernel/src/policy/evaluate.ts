@@ -1,5 +1,5 @@
 /**
- * Rule matching and result construction (protocol §9.3). Compilation (compile.ts) produces
+ * Rule matching and result construction (docs/protocol.md §9.3). Compilation (compile.ts) produces
  * {@link CompiledRule}s with every pattern pre-parsed, so evaluation cannot fail.
  */
 
@@ -17,15 +17,15 @@ import type {
   PolicyStepKind,
 } from "./types.js";
 
-/** Reason the kernel reports for a denial whose rule sets no `reason` (protocol §9.3). */
+/** Reason the kernel reports for a denial whose rule sets no `reason` (docs/protocol.md §9.3). */
 export const POLICY_DENIED_REASON = "policy_denied";
 
-/** Result for agents (and executions) without any bundle: unrestricted (protocol §9.1). */
+/** Result for agents (and executions) without any bundle: unrestricted (docs/protocol.md §9.1). */
 export const PERMISSIVE_RESULT: PolicyResult = Object.freeze({ decision: "allow", ruleId: "permissive" });
 
 /**
  * The reason text to show the agent for a denial: the rule's `reason`, else `policy_denied`.
- * The same text must be stored on the step so a replayed denial repeats it (protocol §6.2).
+ * The same text must be stored on the step so a replayed denial repeats it (docs/protocol.md §6.2).
  */
 export function denialReason(result: PolicyResult): string {
   return result.reason !== undefined && result.reason !== "" ? result.reason : POLICY_DENIED_REASON;
@@ -76,7 +76,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 function argumentsMatch(preds: readonly CompiledArgPredicate[], args: unknown): boolean {
-  // A non-object (array, scalar, null) can never satisfy an arguments block (protocol §9.3).
+  // A non-object (array, scalar, null) can never satisfy an arguments block (docs/protocol.md §9.3).
   if (!isJsonObject(args)) return false;
   for (const p of preds) {
     if (!Object.hasOwn(args, p.key)) return false;

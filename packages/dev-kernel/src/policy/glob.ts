@@ -1,5 +1,5 @@
 /**
- * Target globs (protocol §9.3): Go `path.Match` syntax, except that `*` and `?` also match `/`
+ * Target globs (docs/protocol.md §9.3): Go `path.Match` syntax, except that `*` and `?` also match `/`
  * (the newest kernel's semantics; the Aug snapshot stopped `*` at `/`).
  *
  * Grammar, as in Go:

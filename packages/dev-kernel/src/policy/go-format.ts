@@ -2,7 +2,7 @@
  * Go `fmt.Sprintf("%v", x)` for values produced by Go's `json.Unmarshal` into `any`.
  *
  * The production kernel stringifies each policy argument this way before comparing it with
- * `equals` / `contains` / `one_of` / `regex` (protocol §9.3), so a bundle written against the real
+ * `equals` / `contains` / `one_of` / `regex` (docs/protocol.md §9.3), so a bundle written against the real
  * kernel only behaves the same here if we reproduce Go's output byte for byte. JSON decodes to a
  * closed set of Go types, which keeps this small:
  *

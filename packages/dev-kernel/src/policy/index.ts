@@ -1,8 +1,8 @@
 /**
- * The dev kernel's policy engine (protocol §9): bundle compilation and evaluation, token-bucket
+ * The dev kernel's policy engine (docs/protocol.md §9): bundle compilation and evaluation, token-bucket
  * rate limits, LLM usage extraction for budgets, and the optional judge.
  *
- * Kernel-side order for a new step (protocol §6.3, §16.25): `evaluate` → budget (`result.budget`
+ * Kernel-side order for a new step (docs/protocol.md §6.3, §16.25): `evaluate` → budget (`result.budget`
  * with {@link extractUsage} totals) → judge ({@link evaluateJudge}) → rate limit
  * ({@link createRateLimiter} / {@link rateLimitKey}) → record. Denials use {@link denialReason}.
  */

@@ -1,5 +1,5 @@
 /**
- * `decision: judge` for the dev kernel (protocol §9.7).
+ * `decision: judge` for the dev kernel (docs/protocol.md §9.7).
  *
  * The production kernel asks TypeSafe's hosted model. The dev kernel cannot, so it talks to a
  * user-configured HTTP endpoint instead, and only accepts judge rules when one is configured
@@ -86,7 +86,7 @@ export async function evaluateJudge(
     if (typeof score !== "number" || !Number.isFinite(score) || score < threshold) return fallback;
     return decision as JudgeOutcome;
   } catch {
-    // Unreachable, timed out, or not JSON: the rule's fallback decides (protocol §9.7).
+    // Unreachable, timed out, or not JSON: the rule's fallback decides (docs/protocol.md §9.7).
     return fallback;
   } finally {
     clearTimeout(timer);

@@ -1,5 +1,5 @@
 /**
- * In-memory token buckets for `then.rate_limit` (protocol §9.5).
+ * In-memory token buckets for `then.rate_limit` (docs/protocol.md §9.5).
  *
  * The dev kernel is a single process, so an in-process map is the whole backend; it cannot fail,
  * which means `on_limiter_error` never triggers here (the kernel still honours it if it ever
@@ -79,7 +79,7 @@ export function createRateLimiter(clock: () => number): RateLimiter {
 }
 
 /**
- * Bucket key for a rule (protocol §9.5): `<rule_id>:exec:<execution_id>` (default),
+ * Bucket key for a rule (docs/protocol.md §9.5): `<rule_id>:exec:<execution_id>` (default),
  * `<rule_id>:agent:<agent_id>` or `<rule_id>:global`.
  */
 export function rateLimitKey(

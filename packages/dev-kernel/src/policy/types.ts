@@ -1,15 +1,15 @@
 /**
- * Public shapes of the policy engine (protocol §9). The kernel codes against these; everything
+ * Public shapes of the policy engine (docs/protocol.md §9). The kernel codes against these; everything
  * else in `src/policy` is implementation.
  */
 
 /** What a policy rule decides for a step. `judge` is resolved later by {@link evaluateJudge}. */
 export type PolicyDecision = "allow" | "deny" | "require_approval" | "judge";
 
-/** A step kind as submitted by SDKs (protocol §1.2). */
+/** A step kind as submitted by SDKs (docs/protocol.md §1.2). */
 export type PolicyStepKind = "tool_call" | "llm_call" | "local";
 
-/** Rate-limit bucket scope (protocol §9.5). */
+/** Rate-limit bucket scope (docs/protocol.md §9.5). */
 export type RateLimitScope = "execution" | "agent" | "global";
 
 /** What a judge rule resolves to, and its fallback. */
@@ -24,7 +24,7 @@ export interface PolicyInput {
   readonly args: unknown;
 }
 
-/** `then.approval_config` (protocol §9.4). */
+/** `then.approval_config` (docs/protocol.md §9.4). */
 export interface PolicyApproval {
   /** Who may decide; empty = anyone. Compared with the request's `decided_by`. */
   approvers: string[];
@@ -33,7 +33,7 @@ export interface PolicyApproval {
   message?: string;
 }
 
-/** `then.rate_limit` (protocol §9.5); only present when `max_calls > 0`. */
+/** `then.rate_limit` (docs/protocol.md §9.5); only present when `max_calls > 0`. */
 export interface PolicyRateLimit {
   maxCalls: number;
   windowMs: number;
@@ -43,13 +43,13 @@ export interface PolicyRateLimit {
   onLimiterError: "allow" | "deny";
 }
 
-/** `then.budget` (protocol §9.6); only present on `allow` rules with `max_tokens > 0`. */
+/** `then.budget` (docs/protocol.md §9.6); only present on `allow` rules with `max_tokens > 0`. */
 export interface PolicyBudget {
   maxTokens: number;
   onExceed: "deny" | "require_approval";
 }
 
-/** `then.judge` with defaults applied (protocol §9.7); always present on `judge` results. */
+/** `then.judge` with defaults applied (docs/protocol.md §9.7); always present on `judge` results. */
 export interface PolicyJudge {
   instructions?: string;
   /** Minimum score the judge's answer must reach (default 0.6). */

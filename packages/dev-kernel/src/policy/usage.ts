@@ -1,6 +1,6 @@
 /**
- * Token usage of a recorded LLM call (protocol §6.5), for `step.succeeded.usage` and token
- * budgets (§9.6).
+ * Token usage of a recorded LLM call (docs/protocol.md §6.5), for `step.succeeded.usage` and token
+ * budgets (docs/protocol.md §9.6).
  *
  * SDKs record `{"status": <int>, "headers": {...}, "body": "<response text>"}`; streamed
  * responses are recorded as the whole SSE text. Usage lives in the JSON body or in the stream's

@@ -1,4 +1,4 @@
-/** Agent and policy routes (protocol §4.14). */
+/** Agent and policy routes (docs/protocol.md §4.14). */
 import {
   RawJson,
   RegisterAgentRequestSchema,
@@ -35,7 +35,7 @@ export function agentView(a: AgentRow): Record<string, unknown> {
 
 /**
  * Upsert an agent. With `policy` the bundle is compiled first (400 when invalid) and replaces the
- * stored one; without it the stored bundle is kept (§16.22).
+ * stored one; without it the stored bundle is kept (docs/protocol.md §16.22).
  */
 export function registerAgent(ctx: KernelContext, p: AgentProvision): AgentRow {
   if (p.id === "") throw invalid("agent id is required");
@@ -98,7 +98,7 @@ function setPolicy(ctx: KernelContext, input: RouteInput) {
 }
 
 /**
- * `PUT /v0/agents/{id}/metadata` (interop O1, not in protocol.md): the official Python SDK publishes
+ * `PUT /v0/agents/{id}/metadata` (interop O1, not in docs/protocol.md): the official Python SDK publishes
  * its description and input/output JSON Schemas at start-up. Only the agent itself may write them.
  */
 function setMetadata(ctx: KernelContext, input: RouteInput) {

@@ -1,4 +1,4 @@
-/** Step routes (protocol §4.7–4.9): reads, submission, complete and fail. */
+/** Step routes (docs/protocol.md §4.7–4.9): reads, submission, complete and fail. */
 import {
   CompleteStepRequestSchema,
   FailStepRequestSchema,
@@ -24,7 +24,7 @@ import { formatTime } from "../time.js";
 import { callerAgent } from "./agent-execution.js";
 import { readableExecution } from "./executions.js";
 
-/** The Step JSON object (protocol §1.2); empty optional fields omitted. */
+/** The Step JSON object (docs/protocol.md §1.2); empty optional fields omitted. */
 export function stepView(s: StepRow): Record<string, unknown> {
   const v: Record<string, unknown> = {
     step_id: s.stepId,

@@ -436,7 +436,7 @@ describe("compilePolicyBundle: accepted bundles", () => {
     expect(p.evaluate(tool("x")).approval?.approvers).toEqual(["a"]);
   });
 
-  it("the spec's example bundles compile (§9.9)", () => {
+  it("the spec's example bundles compile (docs/protocol.md §9.9)", () => {
     const support = `default_action: deny
 rules:
   - id: models

@@ -70,7 +70,7 @@ describe("createRateLimiter (token bucket)", () => {
   });
 });
 
-describe("rateLimitKey (protocol §9.5)", () => {
+describe("rateLimitKey (docs/protocol.md §9.5)", () => {
   it("per execution, agent and global", () => {
     expect(rateLimitKey("lookups", "execution", "ex1", "ag1")).toBe("lookups:exec:ex1");
     expect(rateLimitKey("lookups", "agent", "ex1", "ag1")).toBe("lookups:agent:ag1");

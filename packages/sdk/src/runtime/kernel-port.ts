@@ -22,7 +22,7 @@ export interface StepResourceRef {
   readonly due?: boolean | undefined;
 }
 
-/** The kernel's answer to a step submission (protocol §6.4). */
+/** The kernel's answer to a step submission (docs/protocol.md §6.4). */
 export interface StepDecisionLike {
   readonly decision: string;
   readonly stepId?: string | undefined;
@@ -52,7 +52,7 @@ export interface SubmitStepBody {
   readonly resources: readonly string[];
 }
 
-/** A checkpoint taken after a step body (protocol §1.10). */
+/** A checkpoint taken after a step body (docs/protocol.md §1.10). */
 export interface CaptureRef {
   readonly key: string;
   readonly generation: number;

@@ -19,7 +19,7 @@ export type CallKind = "tool_call" | "local" | "llm_call";
  */
 export type DenialFormatter = (toolName: string, error: PolicyError) => unknown;
 
-/** The documented denial string (sdk-surface §2). */
+/** The denial string documented in docs/sdk/tools.md. */
 export const defaultDenialFormatter: DenialFormatter = (toolName, error) =>
   `${toolName} not allowed. reason: ${error.reason || error.message}`;
 
