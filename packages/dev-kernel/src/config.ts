@@ -1,12 +1,17 @@
 import { createHash } from "node:crypto";
 import { ConfigurationError } from "@rebuno/protocol";
-import type { CorsOrigins } from "./http/cors.js";
 import type { IdGenerator } from "./ids.js";
 import type { SqliteStoreOptions } from "./store/sqlite.js";
 import type { Store } from "./store/types.js";
 
 /** A `fetch`-compatible function (global `fetch`, or an in-process agent's handler). */
 export type FetchLike = (input: Request) => Promise<Response>;
+
+/**
+ * Allowed origins: `"*"` (any) or exact origins such as `http://localhost:5173`. Declared with the
+ * options (not in http/cors.ts) so that config, which engine/ reads, imports nothing from http/.
+ */
+export type CorsOrigins = "*" | readonly string[];
 
 /** An agent to register at start-up (docs/protocol.md §13.1 provisioning, camelCase). */
 export interface AgentProvision {

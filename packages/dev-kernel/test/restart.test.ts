@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signRequest, verifyWebhookSignature } from "@rebuno/protocol";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI } from "../../dev/test/source.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const SECRET = "restart-secret";
 // The kernel-wide lease (env knob of the CLI). Short so the reclaim happens within seconds; the
 // agent finishes each burst of requests well inside it.
@@ -154,7 +154,15 @@ beforeAll(async () => {
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { baseUrl: REPO, paths: { "@rebuno/protocol": ["packages/protocol/src/index.ts"] } },
+      compilerOptions: {
+        baseUrl: REPO,
+        paths: {
+          "@rebuno/protocol": ["packages/protocol/src/index.ts"],
+          "@rebuno/policy": ["packages/policy/src/index.ts"],
+          "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
+          "@rebuno/console": ["packages/console/src/index.ts"],
+        },
+      },
     }),
   );
   agentServer = createServer((req, res) => {

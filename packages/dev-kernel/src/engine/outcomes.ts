@@ -2,10 +2,11 @@
  * Agent writes that settle work: step complete/fail (docs/protocol.md §6.5), heartbeat, suspend (docs/protocol.md §8.4)
  * and the execution's own complete/fail (docs/protocol.md §4.13). All synchronous, inside one transaction.
  */
+
+import { extractUsage } from "@rebuno/policy";
 import { RawJson } from "@rebuno/protocol";
 import { conflict, executionTerminal, notFound } from "../errors.js";
 import { OUTCOME_CONFLICT_STATUSES, REASON_AWAITING_STEPS } from "../inferences.js";
-import { extractUsage } from "../policy/index.js";
 import { isTerminalExecution, isTerminalStep } from "../store/types.js";
 import type { KernelContext } from "./context.js";
 import { appendEvent, appendEventText, stepPayload, stepPayloadHead } from "./events.js";

@@ -1,4 +1,4 @@
-import { type CompiledPolicy, compilePolicyBundle } from "../policy/index.js";
+import { type CompiledPolicy, compilePolicyBundle } from "@rebuno/policy";
 import type { AgentRow, ExecutionRow } from "../store/types.js";
 
 /** The bundle that governs an execution, or why none could be compiled. */

@@ -4,10 +4,11 @@
  * writing anything but the lease renewal, and the route calls it again with the answer — every
  * check is then repeated against the state at that moment.
  */
+
+import type { PolicyJudge } from "@rebuno/policy";
 import { argsHashFromText, computeStepId, RawJson } from "@rebuno/protocol";
 import { forbidden, invalid, notFound } from "../errors.js";
 import { RATE_LIMITED_EVENT_HAS_STEP_ID, REPLAYED_DENIAL_HAS_RULE_ID } from "../inferences.js";
-import type { PolicyJudge } from "../policy/index.js";
 import type { ApprovalRow, ExecutionRow, Idempotency, StepKind, StepRow } from "../store/types.js";
 import { isTerminalExecution } from "../store/types.js";
 import type { KernelContext } from "./context.js";

@@ -1,4 +1,6 @@
 /** Agent and policy routes (docs/protocol.md §4.14). */
+
+import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "@rebuno/policy";
 import {
   RawJson,
   RegisterAgentRequestSchema,
@@ -15,7 +17,6 @@ import { json, noContent } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
 import { parseUuid } from "../ids.js";
 import { REREGISTER_KEEPS_BUNDLE } from "../inferences.js";
-import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "../policy/index.js";
 import type { AgentRow, ExecutionRow, StepKind } from "../store/types.js";
 import { formatTime, parseTime } from "../time.js";
 import { callerAgent } from "./agent-execution.js";

@@ -1,4 +1,6 @@
 /** Step routes (docs/protocol.md §4.7–4.9): reads, submission, complete and fail. */
+
+import { evaluateJudge, type JudgeOutcome } from "@rebuno/policy";
 import {
   CompleteStepRequestSchema,
   FailStepRequestSchema,
@@ -17,7 +19,6 @@ import { parseBody } from "../http/core.js";
 import { json, jsonText } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
 import type { CoreBodyResponse, CoreResponse } from "../http/types.js";
-import { evaluateJudge, type JudgeOutcome } from "../policy/index.js";
 import type { StepRow } from "../store/types.js";
 import { isTerminalStep } from "../store/types.js";
 import { formatTime } from "../time.js";

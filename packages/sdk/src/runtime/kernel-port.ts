@@ -5,8 +5,8 @@
  * small keeps both implementations honest.
  */
 import type { RawJson } from "@rebuno/protocol";
+import type { CallKind } from "../tool-spec.js";
 import type { Idempotency } from "../tool-types.js";
-import type { CallKind } from "../tools/tool-spec.js";
 
 /** The dispatch lease every write carries (same shape as kernel-transport's `DispatchLease`). */
 export interface LeaseRef {

@@ -5,8 +5,8 @@
 
 import { type CallBody, type DenialMode, runCall } from "../runtime/call.js";
 import { frames, OUTSIDE_HINT } from "../runtime/context.js";
+import type { ToolSpec } from "../tool-spec.js";
 import type { RebunoTool, ToolCallOptions } from "../tool-types.js";
-import type { ToolSpec } from "./tool-spec.js";
 
 /**
  * Runs a tool call in the active execution. `denialMode` `"throw"` is for direct calls from
