@@ -4,9 +4,9 @@
 // calls go through a small proxy that adds them (what a deployment's reverse proxy would do).
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
+import { Client } from "@rebuno/client";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Client } from "@rebuno/client";
 import { buildConsole } from "../../packages/console/scripts/build.mjs";
 import { startGoServer, startPostgres } from "../../scripts/real-kernel.mjs";
 
