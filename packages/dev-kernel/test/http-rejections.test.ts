@@ -1,8 +1,8 @@
 // Every request the kernel refuses before routing gets the protocol's JSON error envelope over the
 // socket, and the connection then closes in order (FIN, no reset), so clients read the answer:
-// bodies over 10 MiB (400 validation_error, as protocol §2 and the Go kernel), requests Node's
-// HTTP parser refuses (431 header overflow, 400 malformed, including a bad chunk size, 408 too
-// slow), and those node would answer bare (400 no Host on HTTP/1.1, 417 unsupported Expect).
+// bodies over 10 MiB (400 validation_error, as docs/protocol.md §2 and the Go kernel), requests
+// Node's HTTP parser refuses (431 header overflow, 400 malformed, including a bad chunk size, 408
+// too slow), and those node would answer bare (400 no Host on HTTP/1.1, 417 unsupported Expect).
 import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
