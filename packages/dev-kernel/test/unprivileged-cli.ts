@@ -1,5 +1,5 @@
 /**
- * `rebuno-dev` as a single file that any user can read, for the tests that run it as `nobody` when
+ * `rebuno-dev` (packages/dev) as a single file that any user can read, for the tests that run it as `nobody` when
  * they run as root (root may write any file, so a read-only store is only read-only for another
  * user). `nobody` cannot read a checkout inside a private folder (`/root/app`, any 0700 directory),
  * so it cannot load tsx or the sources there. The CLI is therefore bundled with esbuild into a
@@ -16,6 +16,9 @@ import { build } from "esbuild";
 import { afterAll } from "vitest";
 
 const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
+/** The `rebuno-dev` command's package (packages/dev). */
+const COMMAND = fileURLToPath(new URL("../../dev/", import.meta.url));
+const PACKAGES = fileURLToPath(new URL("../../", import.meta.url));
 
 let built: Promise<string> | undefined;
 let folder: string | undefined;
@@ -47,7 +50,7 @@ async function bundle(): Promise<string> {
   // `../package.json`, and better-sqlite3 resolves from `../node_modules`.
   const path = join(folder, "dist", "cli.mjs");
   await build({
-    entryPoints: [join(PACKAGE, "src", "cli.ts")],
+    entryPoints: [join(COMMAND, "src", "cli.ts")],
     outfile: path,
     bundle: true,
     platform: "node",
@@ -55,12 +58,26 @@ async function bundle(): Promise<string> {
     target: "node20",
     logLevel: "silent",
     external: ["better-sqlite3"],
+    // The working tree's sources, as the tests that run the command with tsx use (not a stale dist/).
+    plugins: [
+      {
+        name: "workspace-sources",
+        setup(b) {
+          b.onResolve({ filter: /^@rebuno\/[a-z-]+$/ }, (args) => ({
+            path: join(PACKAGES, args.path.slice("@rebuno/".length), "src", "index.ts"),
+          }));
+          b.onResolve({ filter: /^#crypto$/ }, () => ({
+            path: join(PACKAGES, "protocol", "src", "crypto-node.ts"),
+          }));
+        },
+      },
+    ],
     // Bundled CommonJS (yaml) calls require() for Node built-ins.
     banner: {
       js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
     },
   });
-  cpSync(join(PACKAGE, "package.json"), join(folder, "package.json"));
+  cpSync(join(COMMAND, "package.json"), join(folder, "package.json"));
   mkdirSync(join(folder, "node_modules"));
   copySqlite(join(folder, "node_modules"));
   // mkdtemp makes the folder 0700; everything below it is already readable by all.

@@ -43,7 +43,7 @@ export interface PolicyStepVerdict {
  *
  * @example
  * ```ts
- * import { compilePolicyBundle, evaluatePolicyStep } from "@rebuno/dev-kernel";
+ * import { compilePolicyBundle, evaluatePolicyStep } from "@rebuno/policy";
  *
  * const policy = compilePolicyBundle(`
  * default_action: deny
