@@ -61,7 +61,7 @@ export function requestHeaders(req: IncomingMessage): CoreHeaders {
  * They are answered after their body was read, like any request, so the close sends no reset.
  */
 export function headerRefusal(req: IncomingMessage): CoreBodyResponse | undefined {
-  // RFC 9112 §3.2: an HTTP/1.1 request without a Host header is answered 400.
+  // HTTP/1.1 requires a Host header (RFC 9112, section 3.2): a request without one is answered 400.
   if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
     return errorResponse(new ValidationError("validation error: HTTP/1.1 request without a Host header"), {
       connection: "close",
