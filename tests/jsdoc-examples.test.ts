@@ -11,7 +11,7 @@
 //   // example: compile only: <why>    typechecked, not run (it needs something outside this
 //                                      repository, e.g. a model provider's API); say why
 // A failure names the example by its source file and line.
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Agent, type AgentOptions } from "@rebuno/sdk";
@@ -59,14 +59,8 @@ function extract(): Example[] {
   const examples: Example[] = [];
   for (const pkg of readdirSync(join(ROOT, "packages")).sort()) {
     const src = join(ROOT, "packages", pkg, "src");
-    if (!statSync(join(ROOT, "packages", pkg)).isDirectory()) continue;
-    let files: string[];
-    try {
-      files = sourceFiles(src);
-    } catch {
-      continue; // a package without sources (none today)
-    }
-    for (const path of files) {
+    if (!existsSync(src)) continue;
+    for (const path of sourceFiles(src)) {
       const lines = readFileSync(path, "utf8").split("\n");
       const source = relative(ROOT, path);
       for (let i = 0; i < lines.length; i++) {
