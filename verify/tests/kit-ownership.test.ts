@@ -23,7 +23,7 @@ function codeFiles(dir = ""): string[] {
 /** A definition of a free-port helper (`function freePort`, `const freePorts = async (…`). */
 const FREE_PORT_DEFINITION = /\bfunction\s+freePorts?\b|\b(?:const|let|var)\s+freePorts?\s*=/;
 /** A path to the `rebuno-dev` command: its TypeScript source or its bin. */
-const REBUNO_DEV_LOCATION = /\/src\/cli\.[jt]s\b|\brebuno-dev\.js\b/;
+const REBUNO_DEV_LOCATION = /\/src\/cli\.[jt]s\b|\brebuno-dev\.js\b|["']src["'],\s*["']cli\.[jt]s["']/;
 
 /** Relative module specifiers and `new URL(…, import.meta.url)` targets in `text`. */
 function relativeTargets(text: string): string[] {
@@ -101,6 +101,7 @@ describe("the test kit owns the shared scaffolding", () => {
     expect(FREE_PORT_DEFINITION.test('import { freePort } from "@rebuno/test-kit";')).toBe(false);
     expect(REBUNO_DEV_LOCATION.test('new URL("../src/cli.ts", import.meta.url)')).toBe(true);
     expect(REBUNO_DEV_LOCATION.test('here("../../../packages/dev/bin/rebuno-dev.js")')).toBe(true);
+    expect(REBUNO_DEV_LOCATION.test('join(COMMAND, "src", "cli.ts")')).toBe(true);
     expect(
       crossPackageReferences(
         "packages/sdk/test/integration/x.test.ts",

@@ -15,9 +15,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { rebunoDevCommand } from "@rebuno/test-kit";
+import { type Bundle, bundleRebunoDev, rebunoDevCommand } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { FORMAT_VERSION } from "../src/store/sqlite-file.js";
 import {
@@ -85,21 +85,24 @@ async function storeWith(marker: string, n = 3): Promise<string> {
   return path;
 }
 
+/** The bundled command for runs as another user, built once per file (see bundleRebunoDev). */
+let unprivileged: Promise<Bundle> | undefined;
+const unprivilegedCli = async () => (await (unprivileged ??= bundleRebunoDev())).path;
+afterAll(async () => (await unprivileged)?.dispose());
+
 /** Run `rebuno-dev` on the file until it exits (it is expected to refuse to start). */
 async function cli(path: string, uid?: number): Promise<{ code: number | null; stderr: string }> {
   const dir = tempDir();
   chmodSync(dir, 0o755);
   const config = join(dir, "dev.yaml");
   writeFileSync(config, "agents: []\n", { mode: 0o644 });
-  // Its own spawn, for the `uid` (a file the kernel's user may not write); the command is the kit's.
-  const command = rebunoDevCommand([
-    "--config",
-    config,
-    "--listen",
-    "127.0.0.1:0",
-    "--store",
-    `sqlite:${path}`,
-  ]);
+  const args = ["--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`];
+  // Its own spawn, for the `uid` (a file the kernel's user may not write). Another user may not be
+  // able to read this checkout (a private folder): it runs a bundled copy of the command.
+  const command =
+    uid === undefined
+      ? rebunoDevCommand(args)
+      : { command: process.execPath, args: [await unprivilegedCli(), ...args], env: {} };
   const child = spawn(command.command, command.args, {
     env: { ...process.env, ...command.env },
     stdio: ["ignore", "pipe", "pipe"],
