@@ -221,3 +221,4 @@ export {
   SuspendWire,
   WebhookPayloadWire,
 } from "./wire-responses.js";
+export { rootSpanIdOfExecution, traceIdOfExecution } from "./trace-ids.js";
