@@ -114,6 +114,7 @@ export {
   webhookSignature,
 } from "./signing.js";
 export { normalizeJson, stringifyJson, toWireJson } from "./strict-json.js";
+export { rootSpanIdOfExecution, traceIdOfExecution } from "./trace-ids.js";
 export { decodeUtf8Go } from "./utf8.js";
 // Wire vocabulary
 export type {
@@ -221,4 +222,3 @@ export {
   SuspendWire,
   WebhookPayloadWire,
 } from "./wire-responses.js";
-export { rootSpanIdOfExecution, traceIdOfExecution } from "./trace-ids.js";

@@ -172,6 +172,18 @@ describe("spans of one execution", () => {
     });
     expect(charge.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "card is blocked" });
     expect(charge.events.map((e) => e.name)).toContain("exception");
+    // The kernel's own spans (docs/observability.md §3) land in the same trace.
+    expect(only("policy charge").attributes).toMatchObject({
+      "rebuno.execution.id": done.id,
+      "rebuno.decision": "deny",
+      "rebuno.rule.id": "blocked-card",
+      "rebuno.policy.reason": "card is blocked",
+    });
+    expect(only("webhook deliver charger").attributes).toMatchObject({
+      "rebuno.execution.id": done.id,
+      "http.response.status_code": 200,
+    });
+    expect(named("kernel POST /v0/executions/:uuid/steps").length).toBeGreaterThan(0);
   });
 
   it("approval hold and grant: a suspended attempt, then a resumed one that replays the step", async () => {
@@ -184,7 +196,9 @@ describe("spans of one execution", () => {
     expect(done.status).toBe("completed");
     expectOneTrace(done.id);
     // Two dispatches (the grant redispatches): the wait between them is the approval.
-    const attempts = named("invoke_agent charger").sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+    const attempts = named("invoke_agent charger").sort(
+      (a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1],
+    );
     expect(attempts.map((s) => attr(s, "rebuno.dispatch.outcome"))).toEqual(["suspended", "completed"]);
     expect(new Set(attempts.map((s) => attr(s, "rebuno.dispatch.id"))).size).toBe(2);
     const charges = named("execute_tool charge");
@@ -194,9 +208,12 @@ describe("spans of one execution", () => {
     // The rerun serves the recorded step() value: its own span, marked replayed.
     const refs = named("order-ref");
     expect(refs.map((s) => attr(s, "rebuno.decision")).sort()).toEqual(["allowed", "replayed"]);
-    expect(refs.find((s) => attr(s, "rebuno.decision") === "replayed")?.attributes["rebuno.replayed"]).toBe(true);
+    expect(refs.find((s) => attr(s, "rebuno.decision") === "replayed")?.attributes["rebuno.replayed"]).toBe(
+      true,
+    );
     // Both attempts' spans hang off the same remote root.
-    for (const attempt of attempts) expect(attempt.parentSpanContext?.spanId).toBe(rootSpanIdOfExecution(done.id));
+    for (const attempt of attempts)
+      expect(attempt.parentSpanContext?.spanId).toBe(rootSpanIdOfExecution(done.id));
   });
 
   it("without a registered provider no span is recorded and the run is unchanged", async () => {
@@ -227,7 +244,11 @@ describe("subagents", () => {
   }
   const desk = new Desk();
   const parent = (options: AgentOptions) =>
-    new Agent("parent", () => desk.research({ topic: "tea", session: `researcher:${execution().id}` }), options);
+    new Agent(
+      "parent",
+      () => desk.research({ topic: "tea", session: `researcher:${execution().id}` }),
+      options,
+    );
   const researcher = (options: AgentOptions) =>
     new Agent<{ topic: string }, unknown>("researcher", (input) => ({ notes: [input.topic] }), options);
 
@@ -289,7 +310,10 @@ describe("rebunoFetch spans", () => {
   const writer = (options: AgentOptions) =>
     new Agent<{ model: string }, unknown>(
       "writer",
-      async (input) => ({ plain: await complete(input.model, false), streamed: await complete(input.model, true) }),
+      async (input) => ({
+        plain: await complete(input.model, false),
+        streamed: await complete(input.model, true),
+      }),
       options,
     );
 
@@ -308,7 +332,10 @@ describe("rebunoFetch spans", () => {
         "rebuno.decision": "allowed",
       });
     }
-    const usage = chats.map((s) => [attr(s, "gen_ai.usage.input_tokens"), attr(s, "gen_ai.usage.output_tokens")]);
+    const usage = chats.map((s) => [
+      attr(s, "gen_ai.usage.input_tokens"),
+      attr(s, "gen_ai.usage.output_tokens"),
+    ]);
     expect(usage.sort()).toEqual([
       [11, 4],
       [7, 3],

@@ -19,10 +19,10 @@ import { type ExecutionContext, type Frame, frames, kState } from "../runtime/co
 import type { StepDecisionLike } from "../runtime/kernel-port.js";
 import { errorMessage } from "../runtime/tool-failure.js";
 import type { CallTrace } from "../runtime/tracing.js";
-import { usageOf } from "./usage.js";
 import { isEventStream, type LlmRecord, responseFromRecord, responseWithText } from "./record.js";
 import { refusalFor, refusalResponse } from "./refusal-response.js";
 import { teeStream } from "./stream-tee.js";
+import { usageOf } from "./usage.js";
 
 /** Options of {@link createRebunoFetch}. */
 export interface RebunoFetchOptions {

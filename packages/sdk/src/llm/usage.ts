@@ -17,9 +17,11 @@ function fromObject(value: unknown): TokenUsage | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const o = value as Record<string, unknown>;
   const nested = o.response ?? o.message;
-  const usage = (o.usage ?? o.usageMetadata ?? (typeof nested === "object" && nested !== null
-    ? ((nested as Record<string, unknown>).usage ?? undefined)
-    : undefined)) as Record<string, unknown> | undefined;
+  const usage = (o.usage ??
+    o.usageMetadata ??
+    (typeof nested === "object" && nested !== null
+      ? ((nested as Record<string, unknown>).usage ?? undefined)
+      : undefined)) as Record<string, unknown> | undefined;
   if (typeof usage !== "object" || usage === null) return undefined;
   const input = num(usage.input_tokens) ?? num(usage.prompt_tokens) ?? num(usage.promptTokenCount);
   const output = num(usage.output_tokens) ?? num(usage.completion_tokens) ?? num(usage.candidatesTokenCount);

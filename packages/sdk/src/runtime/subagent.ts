@@ -76,7 +76,8 @@ export async function subagent<T = unknown>(
   });
   // The child's dispatch spans link back to this step; this links the step to the child's trace.
   const childId = (child as { id?: unknown } | null)?.id;
-  if (frame.trace !== undefined && typeof childId === "string") frame.trace.linkExecution(childId, "child_execution");
+  if (frame.trace !== undefined && typeof childId === "string")
+    frame.trace.linkExecution(childId, "child_execution");
   // Hand the resource lock back while waiting, so a sibling call queued on it can reach its own
   // wait (or finish) and the execution can suspend (G5/S9).
   const lock = frame.lock?.held === true ? frame.lock : undefined;

@@ -16,18 +16,27 @@ import type { StepDecisionLike } from "./kernel-port.js";
 type Api = typeof OtelApi;
 
 const requireFromHere = createRequire(import.meta.url);
-let api: Api | null | undefined;
 
-/** The OpenTelemetry API when installed (loaded once), else null. */
-function loadApi(): Api | null {
-  if (api === undefined) {
+interface Loaded {
+  readonly api: Api;
+  /** The API's no-op provider: the global provider's delegate until one is registered. */
+  readonly noop: OtelApi.TracerProvider;
+}
+let loaded: Loaded | null | undefined;
+
+/** The OpenTelemetry API when installed and a tracer provider is registered, else null. */
+function activeApi(): Api | null {
+  if (loaded === undefined) {
     try {
-      api = requireFromHere("@opentelemetry/api") as Api;
+      const api = requireFromHere("@opentelemetry/api") as Api;
+      loaded = { api, noop: new api.ProxyTracerProvider().getDelegate() };
     } catch {
-      api = null;
+      loaded = null;
     }
   }
-  return api;
+  if (loaded === null) return null;
+  const provider = loaded.api.trace.getTracerProvider() as OtelApi.ProxyTracerProvider;
+  return provider.getDelegate() === loaded.noop ? null : loaded.api;
 }
 
 const SCOPE = "@rebuno/sdk";
@@ -81,7 +90,7 @@ export class DispatchTrace {
 
   /** Starts the dispatch span, or returns undefined when tracing is off (no API, no provider). */
   static start(info: DispatchInfo): DispatchTrace | undefined {
-    const a = loadApi();
+    const a = activeApi();
     if (a === null) return undefined;
     const tracer = a.trace.getTracer(SCOPE);
     const links =
@@ -200,7 +209,9 @@ export function decisionName(decision: StepDecisionLike): string {
 }
 
 function isIndeterminate(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { reason?: unknown }).reason === "indeterminate";
+  return (
+    typeof error === "object" && error !== null && (error as { reason?: unknown }).reason === "indeterminate"
+  );
 }
 
 function setError(a: Api, span: OtelApi.Span, error: unknown, fallbackType: string): void {
