@@ -9,6 +9,7 @@ import { startDevKernel, storeExitCode } from "@rebuno/dev-kernel";
 import { RebunoError } from "@rebuno/protocol";
 import { parseCliArgs, USAGE } from "./cli-options.js";
 import { startTimeline } from "./cli-timeline.js";
+import { startOtlpTracing } from "./tracing.js";
 
 const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
 
@@ -35,6 +36,9 @@ async function main(): Promise<number> {
   }
   // The one place kernel and console meet: the library only knows a static-assets directory.
   const staticAssets = options.console ? findConsole() : undefined;
+  // Registered before the kernel starts, so its first request is already traced.
+  const tracing =
+    options.otlpEndpoint === undefined ? undefined : startOtlpTracing({ endpoint: options.otlpEndpoint });
   const kernel = await startDevKernel({ ...options.kernel, staticAssets });
   const url = await kernel.listen({ host: options.host, port: options.port });
   process.stdout.write(`rebuno-dev listening on ${url}\n`);
@@ -46,6 +50,8 @@ async function main(): Promise<number> {
     process.stdout.write(`rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})\n`);
   }
   if (staticAssets !== undefined) process.stdout.write(`rebuno-dev console at ${url}/\n`);
+  if (options.otlpEndpoint !== undefined)
+    process.stdout.write(`rebuno-dev exporting traces to ${options.otlpEndpoint}\n`);
   const timeline = options.quiet
     ? undefined
     : startTimeline(kernel.store, (line) => process.stdout.write(`${line}\n`), {
@@ -63,6 +69,7 @@ async function main(): Promise<number> {
   });
   timeline?.stop();
   await kernel.close();
+  await tracing?.shutdown();
   return 0;
 }
 
