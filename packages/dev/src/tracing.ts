@@ -5,6 +5,7 @@
  * execution's one trace (docs/observability.md). Only this package depends on the OpenTelemetry
  * SDK; the libraries depend on the API alone, as an optional peer.
  */
+import { trace } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -42,5 +43,11 @@ export function startOtlpTracing(options: OtlpTracingOptions): OtlpTracing {
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   provider.register();
-  return { shutdown: () => provider.shutdown() };
+  return {
+    async shutdown() {
+      await provider.shutdown();
+      // Unregister, so a later startOtlpTracing in the same process can register its own.
+      trace.disable();
+    },
+  };
 }
