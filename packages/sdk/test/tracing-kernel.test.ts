@@ -4,6 +4,7 @@
  * attributes, decisions (allowed, denied, awaiting approval, replayed), subagent links, and
  * rebunoFetch spans with token usage. The provider is a local fetch function (the external service).
  */
+import { type AddressInfo, createServer } from "node:net";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
@@ -11,6 +12,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { startDevKernel } from "@rebuno/dev-kernel";
 import { rootSpanIdOfExecution, traceIdOfExecution } from "@rebuno/protocol";
 import {
   Agent,
@@ -25,7 +27,7 @@ import {
   tool,
 } from "@rebuno/sdk";
 import { TestEnvironment } from "@rebuno/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -359,3 +361,52 @@ describe("rebunoFetch spans", () => {
     expect(invoke.status.code).toBe(SpanStatusCode.ERROR);
   });
 });
+
+describe("the kernel's webhook delivery span", () => {
+  it("records why a delivery failed (nothing listens at the agent's URL)", async () => {
+    const kernel = await startDevKernel({ dispatch: { maxAttempts: 1, pollMs: 20 } });
+    try {
+      // A port that was just free: the delivery meets a refused connection.
+      const probe = await kernel.listen({ host: "127.0.0.1", port: 0 });
+      const closedPort = await freePort();
+      kernel.registerAgent({
+        id: "gone",
+        webhookUrl: `http://127.0.0.1:${closedPort}/`,
+        secret: "s".repeat(32),
+      });
+      const created = (await await fetch(`${probe}/v0/executions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ agent_id: "gone", input: {} }),
+      }).then((r) => r.json())) as { id: string };
+      const span = await vi.waitFor(
+        () => {
+          const found = named("webhook deliver gone")[0];
+          if (found === undefined) throw new Error("no delivery span yet");
+          return found;
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+      expect(span.attributes).toMatchObject({
+        "rebuno.execution.id": created.id,
+        "rebuno.dispatch.attempt": 1,
+        "error.type": "connection_refused",
+      });
+      expect(span.status.code).toBe(SpanStatusCode.ERROR);
+      expect(span.spanContext().traceId).toBe(traceIdOfExecution(created.id));
+    } finally {
+      await kernel.close();
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
