@@ -38,11 +38,13 @@ export interface OtlpTracing {
  */
 export function startOtlpTracing(options: OtlpTracingOptions): OtlpTracing {
   const url = `${options.endpoint.replace(/\/+$/, "")}/v1/traces`;
+  // #region provider
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": options.serviceName ?? "rebuno-dev" }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   provider.register();
+  // #endregion
   return {
     async shutdown() {
       await provider.shutdown();
