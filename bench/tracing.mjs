@@ -98,7 +98,10 @@ async function main() {
   const per = Object.fromEntries(
     MODES.map((m) => [
       m,
-      { wallUsPerCall: round(mean(samples[m].map((s) => s.wallUs))), cpuUsPerCall: round(mean(samples[m].map((s) => s.cpuUs))) },
+      {
+        wallUsPerCall: round(mean(samples[m].map((s) => s.wallUs))),
+        cpuUsPerCall: round(mean(samples[m].map((s) => s.cpuUs))),
+      },
     ]),
   );
   const apiVsAbsent = ratio(per.api.wallUsPerCall, per.absent.wallUsPerCall);
@@ -112,8 +115,16 @@ async function main() {
     providerAddedCpuUsPerCall: addedCpu,
     providerVsApiWall: ratio(per.provider.wallUsPerCall, per.api.wallUsPerCall),
     goals: [
-      { goal: "B15 API installed, no provider ≤ 1.02 × without it (wall)", value: apiVsAbsent, pass: apiVsAbsent <= 1.02 },
-      { goal: "B15 provider + batching exporter: added CPU ≤ 15 µs per call", value: addedCpu, pass: addedCpu <= 15 },
+      {
+        goal: "B15 API installed, no provider ≤ 1.02 × without it (wall)",
+        value: apiVsAbsent,
+        pass: apiVsAbsent <= 1.02,
+      },
+      {
+        goal: "B15 provider + batching exporter: added CPU ≤ 15 µs per call",
+        value: addedCpu,
+        pass: addedCpu <= 15,
+      },
     ],
   });
 }

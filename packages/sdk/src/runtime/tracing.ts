@@ -234,26 +234,31 @@ export class CallTrace {
     private readonly span: OtelApi.Span,
     private readonly captureResult: boolean,
     private readonly open: Set<CallTrace>,
-  ) {
-    this.context = a.trace.setSpan(a.ROOT_CONTEXT, span);
-  }
+  ) {}
 
-  /** Parent context for calls made inside this call's body. */
-  readonly context: OtelApi.Context;
+  private parentContext: OtelApi.Context | undefined;
+
+  /** Parent context for calls made inside this call's body (built on first use: most have none). */
+  get context(): OtelApi.Context {
+    this.parentContext ??= this.a.trace.setSpan(this.a.ROOT_CONTEXT, this.span);
+    return this.parentContext;
+  }
 
   /** Records the kernel's decision (and the step id, rule, reason and approval it names). */
   decided(decision: StepDecisionLike): void {
     const span = this.span;
     const name = decisionName(decision);
-    span.setAttribute("rebuno.decision", name);
+    // One setAttributes call: the SDK validates and counts per call.
+    const attributes: OtelApi.Attributes = { "rebuno.decision": name };
     if (decision.stepId) {
-      span.setAttribute("rebuno.step.id", decision.stepId);
-      span.setAttribute("gen_ai.tool.call.id", decision.stepId);
+      attributes["rebuno.step.id"] = decision.stepId;
+      attributes["gen_ai.tool.call.id"] = decision.stepId;
     }
-    if (decision.ruleId) span.setAttribute("rebuno.rule.id", decision.ruleId);
-    if (decision.reason) span.setAttribute("rebuno.policy.reason", decision.reason);
-    if (decision.approvalId) span.setAttribute("rebuno.approval.id", decision.approvalId);
-    if (name === "replayed") span.setAttribute("rebuno.replayed", true);
+    if (decision.ruleId) attributes["rebuno.rule.id"] = decision.ruleId;
+    if (decision.reason) attributes["rebuno.policy.reason"] = decision.reason;
+    if (decision.approvalId) attributes["rebuno.approval.id"] = decision.approvalId;
+    if (name === "replayed") attributes["rebuno.replayed"] = true;
+    span.setAttributes(attributes);
     if (name === "indeterminate") {
       span.setAttribute("rebuno.replayed", true);
       const message = (decision.error as { message?: unknown }).message;
