@@ -31,9 +31,11 @@ export interface OtlpTracing {
  *
  * @example
  * ```ts
- * const tracing = startOtlpTracing({ endpoint: "http://127.0.0.1:4318", serviceName: "tour" });
- * // … run the kernel and agents …
- * await tracing.shutdown();
+ * import { startOtlpTracing } from "@rebuno/dev";
+ *
+ * const tracing = startOtlpTracing({ endpoint: "http://127.0.0.1:4318", serviceName: "my-agents" });
+ * // … start the kernel and the agents: their spans are batched to the endpoint …
+ * await tracing.shutdown(); // exports what is still batched, then unregisters the provider
  * ```
  */
 export function startOtlpTracing(options: OtlpTracingOptions): OtlpTracing {
