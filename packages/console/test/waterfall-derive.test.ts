@@ -9,7 +9,11 @@ import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
 import { Agent, type ServeHandle, Toolbox, ToolError, tool } from "@rebuno/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { quantilesByTool } from "../app/metrics/durations.js";
+import { byLabel, parseMetrics, scalar } from "../app/metrics/parse.js";
+import { lineDiff } from "../app/policy/diff.js";
 import { deriveWaterfall, type Waterfall } from "../app/waterfall/derive.js";
+import { forkPlan } from "../app/waterfall/fork-plan.js";
 import { FAST_LEASE, runCrashAndRedeliver } from "./crash-scenario.js";
 
 const SECRET = randomBytes(16).toString("hex");
@@ -44,6 +48,8 @@ let url: string;
 let client: Client;
 let server: ServeHandle;
 const children: ChildProcess[] = [];
+/** The crash case's execution, for the later tests that read its log again. */
+let crashedId = "";
 
 beforeAll(async () => {
   kernel = await startDevKernel({ dispatch: FAST_LEASE, onError: () => {} });
@@ -91,6 +97,7 @@ describe("deriveWaterfall on recorded kernel logs", () => {
     const run = await runCrashAndRedeliver(kernel, url, client, SECRET);
     children.push(...run.children);
     expect(run.execution.status).toBe("completed");
+    crashedId = run.execution.id;
     const w = await waterfallOf(run.execution.id);
 
     expect(w.attempts.map((a) => [a.attempt, a.end.kind])).toEqual([
@@ -161,5 +168,55 @@ describe("deriveWaterfall on recorded kernel logs", () => {
     expect(w.deliveryFailures[0]).toMatchObject({ attempt: 1, cause: "HTTP 401" });
     expect(w.attempts).toEqual([]);
     await client.cancel(e.id);
+  });
+});
+
+describe("the other pure helpers of the console, on the same kernel", () => {
+  it("forkPlan: steps settled at or before the event replay, the rest run live", async () => {
+    const events = await client.events(crashedId);
+    const chargeSettled = events.find((e) => e.type === "step.failed" && e.payload.target === "charge_card")!;
+    const plan = forkPlan(events, chargeSettled.eventSeq);
+    expect(plan.map((p) => [p.target, p.mode])).toEqual([
+      ["print_label", events.findIndex((e) => e.type === "step.succeeded" && e.payload.target === "print_label") < events.indexOf(chargeSettled) ? "replay" : "live"],
+      ["charge_card", "replay"],
+      ["find_charge", "live"],
+    ]);
+    expect(forkPlan(events, 0).every((p) => p.mode === "live")).toBe(true);
+    const last = events[events.length - 1]!.eventSeq;
+    expect(forkPlan(events, last).every((p) => p.mode === "replay")).toBe(true);
+  });
+
+  it("parseMetrics reads the kernel's /metrics: executions, decisions, delivery failures by cause", async () => {
+    const samples = parseMetrics(await (await fetch(`${url}/metrics`)).text());
+    expect(scalar(samples, "rebuno_executions_created_total")).toBeGreaterThanOrEqual(4);
+    expect(byLabel(samples, "rebuno_executions_finished_total", "status").get("completed")).toBeGreaterThanOrEqual(3);
+    expect(byLabel(samples, "rebuno_step_decisions_total", "decision").get("denied")).toBeGreaterThanOrEqual(1);
+    expect(byLabel(samples, "rebuno_dispatch_failures_total", "cause").get("http_401")).toBeGreaterThanOrEqual(1);
+    expect(scalar(samples, "rebuno_dispatch_reclaimed_total")).toBeGreaterThanOrEqual(1);
+    expect(parseMetrics('x_total{a="q\\"uote"} 3\n# HELP y\nnot a sample\n')).toEqual([
+      { name: "x_total", labels: { a: 'q"uote' }, value: 3 },
+    ]);
+  });
+
+  it("quantilesByTool: p50/p99 of the recorded steps' durations, per tool", async () => {
+    const steps = await client.listSteps(crashedId);
+    const q = quantilesByTool(steps);
+    // started_at → completed_at as recorded: charge_card's ends at its indeterminate failure.
+    expect(q.map((x) => x.target)).toEqual(["charge_card", "find_charge", "print_label"]);
+    for (const x of q) {
+      expect(x.count).toBe(1);
+      expect(x.p99).toBeGreaterThanOrEqual(x.p50);
+    }
+  });
+
+  it("lineDiff marks added and removed lines, keeps the rest", () => {
+    expect(lineDiff("a\nb\nc", "a\nB\nc\nd")).toEqual([
+      { op: "same", text: "a" },
+      { op: "add", text: "B" },
+      { op: "remove", text: "b" },
+      { op: "same", text: "c" },
+      { op: "add", text: "d" },
+    ]);
+    expect(lineDiff("", "")).toEqual([{ op: "same", text: "" }]);
   });
 });
