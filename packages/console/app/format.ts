@@ -17,12 +17,3 @@ export function duration(ms: number): string {
 export function status(s: string): ComponentChild {
   return h("span", { class: `status ${s}`, "data-status": s }, s);
 }
-
-/** The human text inside a step error: `{message}`, `{reason}` or the JSON. */
-export function errorText(error: unknown): string {
-  if (typeof error === "object" && error !== null) {
-    const e = error as Record<string, unknown>;
-    for (const k of ["reason", "message", "error"]) if (typeof e[k] === "string") return e[k] as string;
-  }
-  return json(error);
-}

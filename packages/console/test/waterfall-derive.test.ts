@@ -212,8 +212,8 @@ describe("the other pure helpers of the console, on the same kernel", () => {
   it("lineDiff marks added and removed lines, keeps the rest", () => {
     expect(lineDiff("a\nb\nc", "a\nB\nc\nd")).toEqual([
       { op: "same", text: "a" },
-      { op: "add", text: "B" },
       { op: "remove", text: "b" },
+      { op: "add", text: "B" },
       { op: "same", text: "c" },
       { op: "add", text: "d" },
     ]);

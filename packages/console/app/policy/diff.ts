@@ -21,12 +21,12 @@ export function lineDiff(before: string, after: string): DiffLine[] {
       out.push({ op: "same", text: a[i]! });
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+    } else if (i < a.length && (j === b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
+      out.push({ op: "remove", text: a[i]! }); // removals first, as `diff -u` shows them
+      i++;
+    } else {
       out.push({ op: "add", text: b[j]! });
       j++;
-    } else {
-      out.push({ op: "remove", text: a[i]! });
-      i++;
     }
   }
   return out;

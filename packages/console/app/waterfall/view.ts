@@ -7,7 +7,7 @@
  */
 import { type ComponentChild, h } from "preact";
 import { useState } from "preact/hooks";
-import { duration, errorText, json, status } from "../format.js";
+import { duration, json, status } from "../format.js";
 import type { Attempt, AttemptEnd, BodyRun, StepRow, Waterfall } from "./derive.js";
 
 /** Why an attempt ended, in words. */
@@ -145,7 +145,7 @@ function StepLine({ w, row, open, toggle }: { w: Waterfall; row: StepRow; open: 
         h("div", null, [h("h4", null, "arguments"), h("pre", null, json(row.args))]),
         h("div", null, [
           h("h4", null, row.error === undefined ? "result" : "error"),
-          h("pre", { class: row.error === undefined ? "" : "error" }, row.error === undefined ? json(row.result) : errorText(row.error)),
+          h("pre", { class: row.error === undefined ? "" : "error" }, json(row.error === undefined ? row.result : row.error)),
         ]),
       ]),
     ],
@@ -155,6 +155,7 @@ function StepLine({ w, row, open, toggle }: { w: Waterfall; row: StepRow; open: 
 function AttemptBand({ w, a }: { w: Waterfall; a: Attempt }): ComponentChild {
   return h("div", { class: `attempt ${a.end.kind}`, "data-attempt": a.ordinal, "data-end": a.end.kind }, [
     h("div", { class: "label" }, [h("b", null, `attempt ${a.ordinal}`), h("span", { class: "muted" }, ` dispatch ${a.dispatchId.slice(0, 8)} #${a.attempt}`)]),
+    h("div", null, a.end.kind === "running" ? status("running") : null),
     h("div", { class: "timeline" }, [
       h("div", { class: "track", "aria-hidden": "true" }, [segment(w, a.startMs, a.endMs ?? w.endMs, `band ${a.end.kind}`, attemptEndText(a.end))]),
       h("div", { class: "summary" }, attemptEndText(a.end)),
