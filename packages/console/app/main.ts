@@ -64,7 +64,11 @@ function view(r: Route, key: number): ComponentChild {
 
 function App(): ComponentChild {
   const r = route(useHash());
-  const [auth, setAuth] = useState<SignInState>({ token: storedToken(kernelUrl), prompt: false, generation: 0 });
+  const [auth, setAuth] = useState<SignInState>({
+    token: storedToken(kernelUrl),
+    prompt: false,
+    generation: 0,
+  });
   useEffect(() => {
     setUnauthorizedHandler(() => {
       storeToken(kernelUrl, undefined); // a token answered 401 is not kept for the next load
@@ -91,7 +95,11 @@ function App(): ComponentChild {
       h("span", { class: "kernel" }, kernelUrl),
       auth.token === undefined
         ? null
-        : h("button", { id: "sign-out", onClick: () => switchClient(undefined, kernelClient(kernelUrl, undefined)) }, "Sign out"),
+        : h(
+            "button",
+            { id: "sign-out", onClick: () => switchClient(undefined, kernelClient(kernelUrl, undefined)) },
+            "Sign out",
+          ),
     ]),
     h("main", null, [
       target.droppedUrlToken

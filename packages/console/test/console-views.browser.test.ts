@@ -32,7 +32,11 @@ rules:
     then: { decision: require_approval }
 `;
 
-const TOPIC = { type: "object", properties: { topic: { type: "string" }, session: { type: "string" } }, required: ["topic", "session"] } as const;
+const TOPIC = {
+  type: "object",
+  properties: { topic: { type: "string" }, session: { type: "string" } },
+  required: ["topic", "session"],
+} as const;
 const ORDER = { type: "object", properties: { order: { type: "string" } }, required: ["order"] } as const;
 
 class Desk extends Toolbox {
@@ -58,7 +62,11 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
   await buildConsole({ fromSource: true });
-  kernel = await startDevKernel({ staticAssets: consoleAssetsDir(), dispatch: FAST_LEASE, onError: () => {} });
+  kernel = await startDevKernel({
+    staticAssets: consoleAssetsDir(),
+    dispatch: FAST_LEASE,
+    onError: () => {},
+  });
   url = await kernel.listen({ host: "127.0.0.1", port: 0 });
   client = new Client({ baseUrl: url });
   const options = { secret: SECRET, baseUrl: url, logger: { warn: () => {}, error: () => {} } };
@@ -73,8 +81,16 @@ beforeAll(async () => {
     },
     options,
   );
-  const researcher = new Agent<{ topic: string }, unknown>("researcher", async (input) => ({ notes: [input.topic] }), options);
-  const support = new Agent<{ order: string }, unknown>("support", async (input) => desk.refund(input), options);
+  const researcher = new Agent<{ topic: string }, unknown>(
+    "researcher",
+    async (input) => ({ notes: [input.topic] }),
+    options,
+  );
+  const support = new Agent<{ order: string }, unknown>(
+    "support",
+    async (input) => desk.refund(input),
+    options,
+  );
   for (const [id, agent, policy] of [
     ["editor", editor, undefined],
     ["researcher", researcher, undefined],
@@ -82,7 +98,12 @@ beforeAll(async () => {
   ] as const) {
     const server = await agent.serve({ host: "127.0.0.1", port: 0 });
     servers.push(server);
-    kernel.registerAgent({ id, webhookUrl: server.url, secret: SECRET, ...(policy === undefined ? {} : { policy }) });
+    kernel.registerAgent({
+      id,
+      webhookUrl: server.url,
+      secret: SECRET,
+      ...(policy === undefined ? {} : { policy }),
+    });
   }
   // A delivery the agent refuses (wrong secret), for the metrics page's failures by cause.
   kernel.registerAgent({ id: "misconfigured", webhookUrl: servers[0]!.url, secret: "not-the-agent-secret" });
@@ -92,7 +113,14 @@ beforeAll(async () => {
   crashedId = crash.execution.id;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-sync",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
 }, 90_000);
@@ -127,7 +155,9 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
     expect(await page.locator(`${row("charge_card")} [data-body]`).count()).toBe(1);
     expect(await page.textContent(`${row("charge_card")} .summary`)).toContain("outcome unknown");
     // find_charge comes after it, run in attempt 2.
-    const order = await page.$$eval("#steps [data-target]", (rows) => rows.map((r) => r.getAttribute("data-target")));
+    const order = await page.$$eval("#steps [data-target]", (rows) =>
+      rows.map((r) => r.getAttribute("data-target")),
+    );
     expect(order).toEqual(["print_label", "charge_card", "find_charge"]);
     expect(await page.locator(`${row("find_charge")} [data-body="ran"][data-attempt="2"]`).count()).toBe(1);
     // All of it without opening the raw events, which stay folded.
@@ -147,7 +177,14 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
 
     // A narrow window: no sideways scrolling of the page.
     await page.setViewportSize({ width: 420, height: 860 });
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= 420, undefined, WAIT);
+    const pageWidth = () =>
+      page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+            .documentElement.scrollWidth,
+      );
+    await page.waitForSelector(`${row("print_label")} .timeline`, WAIT);
+    expect(await pageWidth()).toBeLessThanOrEqual(420);
     await shot("waterfall-narrow");
     await page.setViewportSize({ width: 1280, height: 860 });
   });
@@ -158,7 +195,9 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
     expect(done.status, done.failureReason).toBe("completed");
     await page.goto(`${url}/#/exec/${e.id}`);
     await page.waitForSelector("#subagents [data-child]:nth-child(2)", WAIT);
-    const kids = await page.$$eval("#subagents [data-child]", (els) => els.map((el) => el.getAttribute("data-child")!));
+    const kids = await page.$$eval("#subagents [data-child]", (els) =>
+      els.map((el) => el.getAttribute("data-child")!),
+    );
     expect(kids).toHaveLength(2);
     for (const kid of kids) {
       expect(await page.textContent(`#subagents [data-child="${kid}"]`)).toContain("completed");
@@ -175,7 +214,9 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
     await page.goto(`${url}/#/exec/${crashedId}`);
     await page.waitForSelector("#fork-seq", WAIT);
     const events = await client.events(crashedId);
-    const chargeSettled = events.find((ev) => ev.type === "step.failed" && ev.payload.target === "charge_card")!;
+    const chargeSettled = events.find(
+      (ev) => ev.type === "step.failed" && ev.payload.target === "charge_card",
+    )!;
     await page.selectOption("#fork-seq", String(chargeSettled.eventSeq));
     await page.waitForSelector('#fork-plan [data-target="charge_card"][data-plan="replay"]', WAIT);
     expect(await page.getAttribute('#fork-plan [data-target="find_charge"]', "data-plan")).toBe("live");
@@ -208,7 +249,9 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
     await page.waitForSelector('#policy-diff [data-op="add"]', WAIT);
     const added = await page.$$eval('#policy-diff [data-op="add"]', (els) => els.map((el) => el.textContent));
     expect(added).toContain("+   - id: refunds-need-a-person");
-    expect(await page.$$eval('#policy-diff [data-op="remove"]', (els) => els.map((el) => el.textContent))).toEqual(["- rules: []"]);
+    expect(
+      await page.$$eval('#policy-diff [data-op="remove"]', (els) => els.map((el) => el.textContent)),
+    ).toEqual(["- rules: []"]);
     await shot("policy-diff");
     // Nothing is stored before Save.
     expect((await client.getAgent("support")).policyBundle).toBe(ALLOW_ALL);
@@ -219,7 +262,8 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
 
   it("metrics: executions by status, steps by decision, delivery failures by cause, step durations by tool; refreshed live", async () => {
     const refused = await client.create("misconfigured", {});
-    for await (const ev of client.followEvents(refused.id, { pollMs: 20 })) if (ev.type === "dispatch.failed") break;
+    for await (const ev of client.followEvents(refused.id, { pollMs: 20 }))
+      if (ev.type === "dispatch.failed") break;
     await page.goto(`${url}/#/metrics`);
     await page.waitForSelector('#m-failures [data-key="http_401"]', WAIT);
     await page.waitForSelector('#m-executions [data-key="completed"]', WAIT);
@@ -249,10 +293,18 @@ describe("features the kernel lacks are hidden, with a note saying why", () => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "connection")) as Record<string, string>;
-        fetch(`${url}${req.url}`, { method: req.method, headers, body: chunks.length === 0 ? undefined : Buffer.concat(chunks) })
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "connection"),
+        ) as Record<string, string>;
+        fetch(`${url}${req.url}`, {
+          method: req.method ?? "GET",
+          headers,
+          ...(chunks.length === 0 ? {} : { body: Buffer.concat(chunks) }),
+        })
           .then(async (answer) => {
-            res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "text/plain" });
+            res.writeHead(answer.status, {
+              "content-type": answer.headers.get("content-type") ?? "text/plain",
+            });
             res.end(Buffer.from(await answer.arrayBuffer()));
           })
           .catch(() => res.writeHead(502).end());

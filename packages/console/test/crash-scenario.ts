@@ -15,7 +15,13 @@ const fixture = fileURLToPath(new URL("./fixtures/crash-agent.ts", import.meta.u
 const tsconfig = fileURLToPath(new URL("./fixtures/tsconfig.json", import.meta.url));
 
 /** Dispatch settings that make the lease expire within a second of the crash. */
-export const FAST_LEASE = { leaseTimeoutSeconds: 1, reapIntervalMs: 100, pollMs: 20, backoffBaseMs: 50, backoffMaxMs: 200 };
+export const FAST_LEASE = {
+  leaseTimeoutSeconds: 1,
+  reapIntervalMs: 100,
+  pollMs: 20,
+  backoffBaseMs: 50,
+  backoffMaxMs: 200,
+};
 
 interface AgentProcess {
   readonly child: ChildProcess;
@@ -25,7 +31,13 @@ interface AgentProcess {
 
 function startAgent(kernelUrl: string, secret: string, hang: boolean): AgentProcess {
   const child = spawn(process.execPath, ["--import", "tsx", fixture], {
-    env: { ...process.env, REBUNO_URL: kernelUrl, REBUNO_AGENT_SECRET: secret, HANG: hang ? "1" : "0", TSX_TSCONFIG_PATH: tsconfig },
+    env: {
+      ...process.env,
+      REBUNO_URL: kernelUrl,
+      REBUNO_AGENT_SECRET: secret,
+      HANG: hang ? "1" : "0",
+      TSX_TSCONFIG_PATH: tsconfig,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
@@ -43,7 +55,8 @@ function startAgent(kernelUrl: string, secret: string, hang: boolean): AgentProc
         if (line !== undefined) resolve(line);
       };
       child.once("exit", (code, signal) => {
-        if (signal !== "SIGKILL") reject(new Error(`crash agent exited (${code ?? signal}) before "${prefix}": ${stderr}`));
+        if (signal !== "SIGKILL")
+          reject(new Error(`crash agent exited (${code ?? signal}) before "${prefix}": ${stderr}`));
       });
       listeners.push(check);
       check();

@@ -141,7 +141,11 @@ describe("deriveWaterfall on recorded kernel logs", () => {
     ]);
     const refund = row(w, "refund");
     expect(refund.outcome).toBe("succeeded");
-    expect(refund.approval).toMatchObject({ status: "granted", decidedBy: "ana", rationale: "customer called" });
+    expect(refund.approval).toMatchObject({
+      status: "granted",
+      decidedBy: "ana",
+      rationale: "customer called",
+    });
     expect(refund.approval!.decidedMs!).toBeGreaterThanOrEqual(refund.approval!.requestedMs);
     expect(refund.bodies.map((b) => b.ordinal)).toEqual([2]);
     expect(row(w, "lookup").replayedIn).toEqual([2]);
@@ -177,7 +181,13 @@ describe("the other pure helpers of the console, on the same kernel", () => {
     const chargeSettled = events.find((e) => e.type === "step.failed" && e.payload.target === "charge_card")!;
     const plan = forkPlan(events, chargeSettled.eventSeq);
     expect(plan.map((p) => [p.target, p.mode])).toEqual([
-      ["print_label", events.findIndex((e) => e.type === "step.succeeded" && e.payload.target === "print_label") < events.indexOf(chargeSettled) ? "replay" : "live"],
+      [
+        "print_label",
+        events.findIndex((e) => e.type === "step.succeeded" && e.payload.target === "print_label") <
+        events.indexOf(chargeSettled)
+          ? "replay"
+          : "live",
+      ],
       ["charge_card", "replay"],
       ["find_charge", "live"],
     ]);
@@ -189,9 +199,15 @@ describe("the other pure helpers of the console, on the same kernel", () => {
   it("parseMetrics reads the kernel's /metrics: executions, decisions, delivery failures by cause", async () => {
     const samples = parseMetrics(await (await fetch(`${url}/metrics`)).text());
     expect(scalar(samples, "rebuno_executions_created_total")).toBeGreaterThanOrEqual(4);
-    expect(byLabel(samples, "rebuno_executions_finished_total", "status").get("completed")).toBeGreaterThanOrEqual(3);
-    expect(byLabel(samples, "rebuno_step_decisions_total", "decision").get("denied")).toBeGreaterThanOrEqual(1);
-    expect(byLabel(samples, "rebuno_dispatch_failures_total", "cause").get("http_401")).toBeGreaterThanOrEqual(1);
+    expect(
+      byLabel(samples, "rebuno_executions_finished_total", "status").get("completed"),
+    ).toBeGreaterThanOrEqual(3);
+    expect(byLabel(samples, "rebuno_step_decisions_total", "decision").get("denied")).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(
+      byLabel(samples, "rebuno_dispatch_failures_total", "cause").get("http_401"),
+    ).toBeGreaterThanOrEqual(1);
     expect(scalar(samples, "rebuno_dispatch_reclaimed_total")).toBeGreaterThanOrEqual(1);
     expect(parseMetrics('x_total{a="q\\"uote"} 3\n# HELP y\nnot a sample\n')).toEqual([
       { name: "x_total", labels: { a: 'q"uote' }, value: 3 },

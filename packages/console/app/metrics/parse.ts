@@ -19,7 +19,8 @@ export function parseMetrics(text: string): Sample[] {
     const m = LINE.exec(line);
     if (m === null) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\n/g, "\n").replace(/\\(.)/g, "$1");
+    for (const l of (m[2] ?? "").matchAll(LABEL))
+      labels[l[1]!] = l[2]!.replace(/\\n/g, "\n").replace(/\\(.)/g, "$1");
     const value = Number(m[3]);
     if (Number.isFinite(value)) out.push({ name: m[1]!, labels, value });
   }
@@ -29,7 +30,8 @@ export function parseMetrics(text: string): Sample[] {
 /** `label value → value` for every sample of `name` (no label: key `""`). */
 export function byLabel(samples: readonly Sample[], name: string, label: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const s of samples) if (s.name === name) out.set(s.labels[label] ?? "", (out.get(s.labels[label] ?? "") ?? 0) + s.value);
+  for (const s of samples)
+    if (s.name === name) out.set(s.labels[label] ?? "", (out.get(s.labels[label] ?? "") ?? 0) + s.value);
   return out;
 }
 

@@ -11,7 +11,15 @@ export function Agents(): ComponentChild {
     h("h2", null, "Agents"),
     error === undefined ? null : h("div", { class: "alert" }, error),
     h("table", { id: "agents" }, [
-      h("thead", null, h("tr", null, ["Agent", "Webhook", "Registered", "Policy"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Agent", "Webhook", "Registered", "Policy"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -22,7 +30,11 @@ export function Agents(): ComponentChild {
             h("td", null, time(a.registeredAt)),
             h("td", null, [
               h("pre", null, a.policyBundle ?? "(none: every step allowed)"),
-              h("a", { href: `#/policy/${encodeURIComponent(a.id)}`, class: "policy-link" }, "Edit, test against recent executions →"),
+              h(
+                "a",
+                { href: `#/policy/${encodeURIComponent(a.id)}`, class: "policy-link" },
+                "Edit, test against recent executions →",
+              ),
             ]),
           ]),
         ),

@@ -15,7 +15,9 @@ function ApprovalRow({ approval, onDone }: { approval: Approval; onDone: () => v
         decidedBy: "console",
         rationale: reason || (grant ? "granted from the console" : "denied from the console"),
       };
-      await (grant ? kernel().grantApproval(approval.id, options) : kernel().denyApproval(approval.id, options));
+      await (grant
+        ? kernel().grantApproval(approval.id, options)
+        : kernel().denyApproval(approval.id, options));
       onDone();
     } catch (err) {
       setError(message(err));

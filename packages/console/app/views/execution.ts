@@ -3,7 +3,7 @@
  * event and, while something runs, every half second so running bodies grow), its subagents and
  * session, the fork panel and, folded, the raw event log.
  */
-import type { Event as KernelEvent, Execution, Step } from "@rebuno/protocol";
+import type { Execution, Event as KernelEvent, Step } from "@rebuno/protocol";
 import { type ComponentChild, h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { json, status, time } from "../format.js";
@@ -29,7 +29,11 @@ function Header({ execution }: { execution: Execution }): ComponentChild {
           h("span", { class: "muted" }, "started by"),
           h("span", { id: "parent-link" }, [
             "step of ",
-            h("a", { href: `#/exec/${execution.spawnedBy.executionId}` }, h("code", null, execution.spawnedBy.executionId)),
+            h(
+              "a",
+              { href: `#/exec/${execution.spawnedBy.executionId}` },
+              h("code", null, execution.spawnedBy.executionId),
+            ),
           ]),
         ]),
     ...(execution.forkedFrom === undefined
@@ -43,7 +47,9 @@ function Header({ execution }: { execution: Execution }): ComponentChild {
         ]),
     h("span", { class: "muted" }, "input"),
     h("pre", null, json(execution.input)),
-    ...(execution.output === undefined ? [] : [h("span", { class: "muted" }, "output"), h("pre", null, json(execution.output))]),
+    ...(execution.output === undefined
+      ? []
+      : [h("span", { class: "muted" }, "output"), h("pre", null, json(execution.output))]),
     ...(execution.failureReason === undefined
       ? []
       : [h("span", { class: "muted" }, "failure"), h("span", null, execution.failureReason)]),
@@ -54,7 +60,15 @@ function RawEvents({ events }: { events: KernelEvent[] }): ComponentChild {
   return h("details", { id: "raw-events" }, [
     h("summary", null, [`Raw event log (${events.length}) `, h("span", { class: "live" }, "● following")]),
     h("table", { id: "events" }, [
-      h("thead", null, h("tr", null, ["#", "Time", "Type", "Payload"].map((t) => h("th", null, t)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["#", "Time", "Type", "Payload"].map((t) => h("th", null, t)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -108,7 +122,12 @@ export function ExecutionView({ id }: { id: string }): ComponentChild {
   }, [live]);
   const waterfall = deriveWaterfall(events, steps, now);
   return h("section", null, [
-    h("h2", null, ["Execution ", h("code", null, id), " ", execution === undefined ? null : status(execution.status)]),
+    h("h2", null, [
+      "Execution ",
+      h("code", null, id),
+      " ",
+      execution === undefined ? null : status(execution.status),
+    ]),
     error === undefined ? null : h("div", { class: "alert" }, error),
     h(DeliveryAlert, { events }),
     execution === undefined ? null : h(Header, { execution }),

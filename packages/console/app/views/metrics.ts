@@ -9,12 +9,20 @@ import { type ComponentChild, h } from "preact";
 import { duration } from "../format.js";
 import { usePoll } from "../hooks.js";
 import { kernel, kernelUrl } from "../kernel.js";
-import { byLabel, parseMetrics, type Sample, scalar } from "../metrics/parse.js";
 import { quantilesByTool } from "../metrics/durations.js";
+import { byLabel, parseMetrics, type Sample, scalar } from "../metrics/parse.js";
 
 const RECENT_EXECUTIONS = 30;
 
-function Bars({ id, title, values }: { id: string; title: string; values: Map<string, number> }): ComponentChild {
+function Bars({
+  id,
+  title,
+  values,
+}: {
+  id: string;
+  title: string;
+  values: Map<string, number>;
+}): ComponentChild {
   const max = Math.max(1, ...values.values());
   return h("div", { class: "card metric", id }, [
     h("h3", null, title),
@@ -52,7 +60,11 @@ export function MetricsView(): ComponentChild {
   const created = scalar(samples, "rebuno_executions_created_total") ?? 0;
   const finished = byLabel(samples, "rebuno_executions_finished_total", "status");
   const doneCount = [...finished.values()].reduce((a, b) => a + b, 0);
-  const executions = new Map<string, number>([["created", created], ["in progress", created - doneCount], ...finished]);
+  const executions = new Map<string, number>([
+    ["created", created],
+    ["in progress", created - doneCount],
+    ...finished,
+  ]);
   const failures = byLabel(samples, "rebuno_dispatch_failures_total", "cause");
   const quantiles = quantilesByTool(steps.data ?? []);
   return h("section", { id: "metrics" }, [
@@ -60,13 +72,31 @@ export function MetricsView(): ComponentChild {
     metrics.error === undefined ? null : h("div", { class: "alert" }, metrics.error),
     h("div", { class: "metrics-grid" }, [
       h(Bars, { id: "m-executions", title: "Executions by status", values: executions }),
-      h(Bars, { id: "m-decisions", title: "Steps by decision", values: byLabel(samples, "rebuno_step_decisions_total", "decision") }),
-      h(Bars, { id: "m-outcomes", title: "Step outcomes", values: byLabel(samples, "rebuno_step_outcomes_total", "status") }),
-      h(Bars, { id: "m-deliveries", title: "Webhook deliveries", values: byLabel(samples, "rebuno_dispatch_deliveries_total", "outcome") }),
-      samples.length > 0 && !samples.some((s) => s.name === "rebuno_dispatch_failures_total") && failures.size === 0
+      h(Bars, {
+        id: "m-decisions",
+        title: "Steps by decision",
+        values: byLabel(samples, "rebuno_step_decisions_total", "decision"),
+      }),
+      h(Bars, {
+        id: "m-outcomes",
+        title: "Step outcomes",
+        values: byLabel(samples, "rebuno_step_outcomes_total", "status"),
+      }),
+      h(Bars, {
+        id: "m-deliveries",
+        title: "Webhook deliveries",
+        values: byLabel(samples, "rebuno_dispatch_deliveries_total", "outcome"),
+      }),
+      samples.length > 0 &&
+      !samples.some((s) => s.name === "rebuno_dispatch_failures_total") &&
+      failures.size === 0
         ? h("div", { class: "card metric", id: "m-failures" }, [
             h("h3", null, "Delivery failures by cause"),
-            h("p", { class: "muted" }, "None recorded (a kernel without rebuno_dispatch_failures_total never reports them)."),
+            h(
+              "p",
+              { class: "muted" },
+              "None recorded (a kernel without rebuno_dispatch_failures_total never reports them).",
+            ),
           ])
         : h(Bars, { id: "m-failures", title: "Delivery failures by cause", values: failures }),
       h(Bars, {
@@ -81,14 +111,31 @@ export function MetricsView(): ComponentChild {
     ]),
     h("div", { class: "card", id: "m-durations" }, [
       h("h3", null, "Step duration by tool"),
-      h("p", { class: "muted" }, `From the steps of the ${RECENT_EXECUTIONS} most recent executions (the kernel keeps no duration histogram).`),
+      h(
+        "p",
+        { class: "muted" },
+        `From the steps of the ${RECENT_EXECUTIONS} most recent executions (the kernel keeps no duration histogram).`,
+      ),
       h("table", null, [
-        h("thead", null, h("tr", null, ["Tool", "Steps", "p50", "p99"].map((t) => h("th", null, t)))),
+        h(
+          "thead",
+          null,
+          h(
+            "tr",
+            null,
+            ["Tool", "Steps", "p50", "p99"].map((t) => h("th", null, t)),
+          ),
+        ),
         h(
           "tbody",
           null,
           quantiles.map((q) =>
-            h("tr", { "data-tool": q.target }, [h("td", null, q.target), h("td", null, String(q.count)), h("td", null, duration(q.p50)), h("td", null, duration(q.p99))]),
+            h("tr", { "data-tool": q.target }, [
+              h("td", null, q.target),
+              h("td", null, String(q.count)),
+              h("td", null, duration(q.p50)),
+              h("td", null, duration(q.p99)),
+            ]),
           ),
         ),
       ]),

@@ -1,6 +1,6 @@
 /**
  * An agent's policy bundle (docs/protocol.md §4.14, §9): edit it, test the edit against recent
- * executions (every recorded step whose decision would change, §9.10), see the diff, then save.
+ * executions (every recorded step whose decision would change, docs/protocol.md §9.10), see the diff, then save.
  * The backtest is hidden, with a note, on a kernel without the policy-test route.
  */
 import { NotSupportedByKernel } from "@rebuno/client";
@@ -27,7 +27,11 @@ function Diff({ before, after }: { before: string; after: string }): ComponentCh
     "pre",
     { id: "policy-diff", class: "diff" },
     lines.map((l) =>
-      h("div", { class: l.op, "data-op": l.op }, `${l.op === "add" ? "+ " : l.op === "remove" ? "- " : "  "}${l.text}`),
+      h(
+        "div",
+        { class: l.op, "data-op": l.op },
+        `${l.op === "add" ? "+ " : l.op === "remove" ? "- " : "  "}${l.text}`,
+      ),
     ),
   );
 }
@@ -39,13 +43,31 @@ function Backtest({ rows }: { rows: readonly TestRow[] }): ComponentChild {
     changed.length === 0
       ? null
       : h("table", null, [
-          h("thead", null, h("tr", null, ["Execution", "Step", "Recorded", "With this bundle", "Rule"].map((t) => h("th", null, t)))),
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ["Execution", "Step", "Recorded", "With this bundle", "Rule"].map((t) => h("th", null, t)),
+            ),
+          ),
           h(
             "tbody",
             null,
             changed.map((r) =>
               h("tr", { "data-changed": r.target }, [
-                h("td", null, r.execution_id === undefined ? "" : h("a", { href: `#/exec/${r.execution_id}` }, h("code", null, r.execution_id.slice(0, 13)))),
+                h(
+                  "td",
+                  null,
+                  r.execution_id === undefined
+                    ? ""
+                    : h(
+                        "a",
+                        { href: `#/exec/${r.execution_id}` },
+                        h("code", null, r.execution_id.slice(0, 13)),
+                      ),
+                ),
                 h("td", null, r.target ?? ""),
                 h("td", null, h("span", { class: `status ${r.expect ?? ""}` }, r.expect ?? "")),
                 h("td", null, h("span", { class: `status ${r.decision ?? ""}` }, r.decision ?? "")),
@@ -78,10 +100,16 @@ export function PolicyView({ agentId }: { agentId: string }): ComponentChild {
   const test = async (): Promise<void> => {
     setError(undefined);
     try {
-      const answer = await kernel().testPolicy(agentId, { bundle: draft, executions: { limit: BACKTEST_LIMIT } });
+      const answer = await kernel().testPolicy(agentId, {
+        bundle: draft,
+        executions: { limit: BACKTEST_LIMIT },
+      });
       setBacktest(Array.isArray(answer.results) ? (answer.results as TestRow[]) : []);
     } catch (err) {
-      if (NotSupportedByKernel.isInstance(err)) setNote("Testing against recent executions is hidden: this kernel has no policy-test route (legacy generation).");
+      if (NotSupportedByKernel.isInstance(err))
+        setNote(
+          "Testing against recent executions is hidden: this kernel has no policy-test route (legacy generation).",
+        );
       else setError(message(err));
     }
   };
@@ -95,7 +123,11 @@ export function PolicyView({ agentId }: { agentId: string }): ComponentChild {
       setError(message(err));
     }
   };
-  if (stored === undefined) return h("section", null, [h("h2", null, ["Policy of ", h("code", null, agentId)]), error === undefined ? null : h("div", { class: "alert" }, error)]);
+  if (stored === undefined)
+    return h("section", null, [
+      h("h2", null, ["Policy of ", h("code", null, agentId)]),
+      error === undefined ? null : h("div", { class: "alert" }, error),
+    ]);
   return h("section", { id: "policy" }, [
     h("h2", null, ["Policy of ", h("code", null, agentId)]),
     error === undefined ? null : h("div", { class: "alert" }, error),
@@ -114,7 +146,11 @@ export function PolicyView({ agentId }: { agentId: string }): ComponentChild {
     }),
     h("div", { class: "bar" }, [
       h("button", { id: "policy-test", onClick: () => void test() }, "Test against recent executions"),
-      h("button", { id: "policy-review", disabled: draft === stored, onClick: () => setStage("review") }, "Review changes"),
+      h(
+        "button",
+        { id: "policy-review", disabled: draft === stored, onClick: () => setStage("review") },
+        "Review changes",
+      ),
       stage === "saved" ? h("span", { id: "policy-saved", class: "muted" }, "Saved.") : null,
     ]),
     backtest === undefined ? null : h(Backtest, { rows: backtest }),

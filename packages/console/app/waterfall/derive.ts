@@ -16,9 +16,9 @@ export type AttemptEnd =
   | { readonly kind: "completed" }
   | { readonly kind: "failed"; readonly reason: string }
   | { readonly kind: "cancelled"; readonly reason: string }
-  /** No outcome before the kernel redelivered: the agent went silent and its lease expired (§7.3). */
+  /** No outcome before the kernel redelivered: the agent went silent and its lease expired (docs/protocol.md §7.3). */
   | { readonly kind: "lease_expired" }
-  /** The handler suspended: waiting for an approval or for subagents (§8.4, §11). */
+  /** The handler suspended: waiting for an approval or for subagents (docs/protocol.md §8.4, docs/protocol.md §11). */
   | { readonly kind: "suspended"; readonly waitingFor: "approval" | "subagent" | "other" };
 
 /** One delivery of the execution to the agent that the agent accepted. */
@@ -164,7 +164,13 @@ function trace(events: readonly KernelEvent[]): {
   const stepOf = (id: string): StepTrace => {
     let s = steps.get(id);
     if (s === undefined) {
-      s = { proposedMs: undefined, executing: undefined, settled: undefined, approval: undefined, denial: undefined };
+      s = {
+        proposedMs: undefined,
+        executing: undefined,
+        settled: undefined,
+        approval: undefined,
+        denial: undefined,
+      };
       steps.set(id, s);
     }
     return s;
@@ -174,7 +180,7 @@ function trace(events: readonly KernelEvent[]): {
     const t = at(e);
     switch (e.type) {
       case "dispatch.acked": {
-        // A redelivery of the attempt still open: that attempt never reported back (§7.3).
+        // A redelivery of the attempt still open: that attempt never reported back (docs/protocol.md §7.3).
         open = closeAttempt(open, t, { kind: "lease_expired" });
         open = {
           ordinal: attempts.length + 1,
@@ -200,9 +206,13 @@ function trace(events: readonly KernelEvent[]): {
         break;
       }
       case "execution.blocked": {
-        // The kernel writes approval.requested right before the block it causes (§10.6).
+        // The kernel writes approval.requested right before the block it causes (docs/protocol.md §10.6).
         const waitingFor =
-          str(p.reason) === "awaiting_steps" ? "subagent" : previousType === "approval.requested" ? "approval" : "other";
+          str(p.reason) === "awaiting_steps"
+            ? "subagent"
+            : previousType === "approval.requested"
+              ? "approval"
+              : "other";
         open = closeAttempt(open, t, { kind: "suspended", waitingFor });
         break;
       }
@@ -224,16 +234,30 @@ function trace(events: readonly KernelEvent[]): {
       case "step.succeeded":
       case "step.failed":
       case "step.cancelled":
-        stepOf(str(p.step_id) ?? "").settled = { ordinal: open?.ordinal ?? 0, atMs: t, type: e.type, payload: p };
+        stepOf(str(p.step_id) ?? "").settled = {
+          ordinal: open?.ordinal ?? 0,
+          atMs: t,
+          type: e.type,
+          payload: p,
+        };
         break;
       case "step.denied": {
         const s = stepOf(str(p.step_id) ?? "");
         s.settled = { ordinal: open?.ordinal ?? 0, atMs: t, type: e.type, payload: p };
-        s.denial = { ruleId: str(p.rule_id) ?? str((p.error as Payload | undefined)?.rule_id), reason: errorReason(p.error) ?? "policy_denied" };
+        s.denial = {
+          ruleId: str(p.rule_id) ?? str((p.error as Payload | undefined)?.rule_id),
+          reason: errorReason(p.error) ?? "policy_denied",
+        };
         break;
       }
       case "approval.requested":
-        stepOf(str(p.step_id) ?? "").approval = { requestedMs: t, decidedMs: undefined, status: "pending", decidedBy: undefined, rationale: undefined };
+        stepOf(str(p.step_id) ?? "").approval = {
+          requestedMs: t,
+          decidedMs: undefined,
+          status: "pending",
+          decidedBy: undefined,
+          rationale: undefined,
+        };
         break;
       case "approval.granted":
       case "approval.denied":
@@ -279,7 +303,8 @@ function bodiesOf(step: Step, s: StepTrace, attempts: readonly MutableAttempt[])
   const settled = s.settled;
   if (settled === undefined || settled.ordinal === first.ordinal) {
     // Still running, or ended in the attempt that started it; or left behind by a dead attempt.
-    const cutShort = settled === undefined && firstAttempt !== undefined && firstAttempt.end.kind !== "running";
+    const cutShort =
+      settled === undefined && firstAttempt !== undefined && firstAttempt.end.kind !== "running";
     const stop = settled?.atMs ?? (cutShort ? firstAttempt?.endMs : undefined);
     return [{ ordinal: first.ordinal, startMs: first.atMs, endMs: stop, cutShort, inferred: false }];
   }
@@ -293,7 +318,7 @@ function bodiesOf(step: Step, s: StepTrace, attempts: readonly MutableAttempt[])
       inferred: false,
     },
   ];
-  // safe_to_retry: the redelivery was told to proceed and ran the body again (no event, §6.2);
+  // safe_to_retry: the redelivery was told to proceed and ran the body again (no event, docs/protocol.md §6.2);
   // at_most_once: it was answered the indeterminate failure instead, so no second run.
   if (!isIndeterminate(step.error) && settled.type !== "step.cancelled") {
     const again = attempts.find((a) => a.ordinal === settled.ordinal);
@@ -312,22 +337,34 @@ function bodiesOf(step: Step, s: StepTrace, attempts: readonly MutableAttempt[])
  * The waterfall of one execution. `nowMs` ends the bars of bodies still running, so the caller
  * redraws them growing; `steps` come from the steps route, `events` from the event log.
  */
-export function deriveWaterfall(events: readonly KernelEvent[], steps: readonly Step[], nowMs: number): Waterfall {
+export function deriveWaterfall(
+  events: readonly KernelEvent[],
+  steps: readonly Step[],
+  nowMs: number,
+): Waterfall {
   const { attempts, failures, steps: traces } = trace(events);
   const times = events.map(at).filter(Number.isFinite);
   const startMs = times.length === 0 ? nowMs : Math.min(...times);
-  const running = attempts.some((a) => a.end.kind === "running") || steps.some((s) => s.status === "executing");
+  const running =
+    attempts.some((a) => a.end.kind === "running") || steps.some((s) => s.status === "executing");
   const endMs = running ? Math.max(nowMs, ...times) : times.length === 0 ? nowMs : Math.max(...times);
   const rows = steps.map((step): StepRow => {
-    const s = traces.get(step.stepId) ?? { proposedMs: undefined, executing: undefined, settled: undefined, approval: undefined, denial: undefined };
+    const s = traces.get(step.stepId) ?? {
+      proposedMs: undefined,
+      executing: undefined,
+      settled: undefined,
+      approval: undefined,
+      denial: undefined,
+    };
     const proposedMs = s.proposedMs ?? (step.startedAt === undefined ? startMs : Date.parse(step.startedAt));
     const settledMs = s.settled?.atMs;
-    const denial = step.status === "denied" ? (s.denial ?? { ruleId: undefined, reason: errorReason(step.error) ?? "policy_denied" }) : undefined;
+    const denial =
+      step.status === "denied"
+        ? (s.denial ?? { ruleId: undefined, reason: errorReason(step.error) ?? "policy_denied" })
+        : undefined;
     // Attempts that began after the step was settled and went on to record something new replayed it.
     const replayedIn =
-      settledMs === undefined
-        ? []
-        : attempts.filter((a) => a.startMs > settledMs).map((a) => a.ordinal);
+      settledMs === undefined ? [] : attempts.filter((a) => a.startMs > settledMs).map((a) => a.ordinal);
     return {
       stepId: step.stepId,
       target: step.target,

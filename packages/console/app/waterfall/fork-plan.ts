@@ -31,6 +31,10 @@ export function forkPlan(events: readonly KernelEvent[], atSeq: number): ForkPla
   }
   return order.map((stepId) => {
     const seq = settledAt.get(stepId);
-    return { stepId, target: targets.get(stepId) ?? "", mode: seq !== undefined && seq <= atSeq ? "replay" : "live" };
+    return {
+      stepId,
+      target: targets.get(stepId) ?? "",
+      mode: seq !== undefined && seq <= atSeq ? "replay" : "live",
+    };
   });
 }

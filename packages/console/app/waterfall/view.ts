@@ -50,7 +50,9 @@ function bodyText(row: StepRow): string {
 export function stepSummary(row: StepRow): string {
   const parts: string[] = [];
   if (row.denial !== undefined)
-    parts.push(`denied${row.denial.ruleId === undefined ? "" : ` by ${row.denial.ruleId}`}: ${row.denial.reason}`);
+    parts.push(
+      `denied${row.denial.ruleId === undefined ? "" : ` by ${row.denial.ruleId}`}: ${row.denial.reason}`,
+    );
   if (row.approval !== undefined) {
     const a = row.approval;
     const waited = a.decidedMs === undefined ? "" : ` after ${duration(a.decidedMs - a.requestedMs)}`;
@@ -60,11 +62,11 @@ export function stepSummary(row: StepRow): string {
         : `${a.status}${a.decidedBy === undefined ? "" : ` by ${a.decidedBy}`}${waited}${a.rationale === undefined ? "" : `: “${a.rationale}”`}`,
     );
   }
-  if (row.outcome === "indeterminate") parts.push("outcome unknown: the attempt died mid-body (at_most_once)");
+  if (row.outcome === "indeterminate")
+    parts.push("outcome unknown: the attempt died mid-body (at_most_once)");
   const body = bodyText(row);
   if (body !== "") parts.push(body);
-  if (row.replayedIn.length > 0)
-    parts.push(`replayed in attempt ${row.replayedIn.join(", ")} (no body ran)`);
+  if (row.replayedIn.length > 0) parts.push(`replayed in attempt ${row.replayedIn.join(", ")} (no body ran)`);
   return parts.join(" · ");
 }
 
@@ -84,9 +86,11 @@ function body(w: Waterfall, row: StepRow, b: BodyRun): ComponentChild {
   const title = b.cutShort
     ? `attempt ${b.ordinal}: body cut short when the attempt ended`
     : `attempt ${b.ordinal}: body${b.inferred ? " ran again (inferred: a redelivery proceeds without an event)" : ""}`;
-  return h("span", { "data-body": b.cutShort ? "cut" : b.inferred ? "again" : "ran", "data-attempt": b.ordinal }, [
-    segment(w, b.startMs, b.endMs ?? w.endMs, cls, title),
-  ]);
+  return h(
+    "span",
+    { "data-body": b.cutShort ? "cut" : b.inferred ? "again" : "ran", "data-attempt": b.ordinal },
+    [segment(w, b.startMs, b.endMs ?? w.endMs, cls, title)],
+  );
 }
 
 function Bar({ w, row }: { w: Waterfall; row: StepRow }): ComponentChild {
@@ -106,12 +110,26 @@ function Bar({ w, row }: { w: Waterfall; row: StepRow }): ComponentChild {
       const a = w.attempts.find((x) => x.ordinal === ordinal);
       return a === undefined
         ? null
-        : h("span", { class: "mark replay", style: { left: pct(a.startMs, w) }, title: `replayed in attempt ${ordinal}` });
+        : h("span", {
+            class: "mark replay",
+            style: { left: pct(a.startMs, w) },
+            title: `replayed in attempt ${ordinal}`,
+          });
     }),
   ]);
 }
 
-function StepLine({ w, row, open, toggle }: { w: Waterfall; row: StepRow; open: boolean; toggle: () => void }): ComponentChild {
+function StepLine({
+  w,
+  row,
+  open,
+  toggle,
+}: {
+  w: Waterfall;
+  row: StepRow;
+  open: boolean;
+  toggle: () => void;
+}): ComponentChild {
   const total = row.settledMs === undefined ? undefined : row.settledMs - row.proposedMs;
   return h(
     "div",
@@ -136,16 +154,28 @@ function StepLine({ w, row, open, toggle }: { w: Waterfall; row: StepRow; open: 
         h("b", null, row.target),
         h("span", { class: "muted" }, ` #${row.occurrence} ${row.idempotency}`),
       ]),
-      h("div", { role: "cell" }, [status(row.status), row.outcome === "indeterminate" ? h("span", { class: "status indeterminate" }, "indeterminate") : null]),
+      h("div", { role: "cell" }, [
+        status(row.status),
+        row.outcome === "indeterminate"
+          ? h("span", { class: "status indeterminate" }, "indeterminate")
+          : null,
+      ]),
       h("div", { class: "timeline", role: "cell" }, [
         h(Bar, { w, row }),
-        h("div", { class: "summary" }, [stepSummary(row), total === undefined ? "" : ` · ${duration(total)}`]),
+        h("div", { class: "summary" }, [
+          stepSummary(row),
+          total === undefined ? "" : ` · ${duration(total)}`,
+        ]),
       ]),
       h("div", { class: "detail", hidden: !open }, [
         h("div", null, [h("h4", null, "arguments"), h("pre", null, json(row.args))]),
         h("div", null, [
           h("h4", null, row.error === undefined ? "result" : "error"),
-          h("pre", { class: row.error === undefined ? "" : "error" }, json(row.error === undefined ? row.result : row.error)),
+          h(
+            "pre",
+            { class: row.error === undefined ? "" : "error" },
+            json(row.error === undefined ? row.result : row.error),
+          ),
         ]),
       ]),
     ],
@@ -154,10 +184,15 @@ function StepLine({ w, row, open, toggle }: { w: Waterfall; row: StepRow; open: 
 
 function AttemptBand({ w, a }: { w: Waterfall; a: Attempt }): ComponentChild {
   return h("div", { class: `attempt ${a.end.kind}`, "data-attempt": a.ordinal, "data-end": a.end.kind }, [
-    h("div", { class: "label" }, [h("b", null, `attempt ${a.ordinal}`), h("span", { class: "muted" }, ` dispatch ${a.dispatchId.slice(0, 8)} #${a.attempt}`)]),
+    h("div", { class: "label" }, [
+      h("b", null, `attempt ${a.ordinal}`),
+      h("span", { class: "muted" }, ` dispatch ${a.dispatchId.slice(0, 8)} #${a.attempt}`),
+    ]),
     h("div", null, a.end.kind === "running" ? status("running") : null),
     h("div", { class: "timeline" }, [
-      h("div", { class: "track", "aria-hidden": "true" }, [segment(w, a.startMs, a.endMs ?? w.endMs, `band ${a.end.kind}`, attemptEndText(a.end))]),
+      h("div", { class: "track", "aria-hidden": "true" }, [
+        segment(w, a.startMs, a.endMs ?? w.endMs, `band ${a.end.kind}`, attemptEndText(a.end)),
+      ]),
       h("div", { class: "summary" }, attemptEndText(a.end)),
     ]),
   ]);
@@ -170,18 +205,32 @@ export function WaterfallView({ w }: { w: Waterfall }): ComponentChild {
     h("div", { class: "axis muted" }, [
       `${duration(w.endMs - w.startMs)} from the first event`,
       h("span", { class: "legend" }, [
-        h("i", { class: "key body succeeded" }), "body ",
-        h("i", { class: "key body cut" }), "cut short ",
-        h("i", { class: "key approval" }), "approval wait ",
-        h("i", { class: "key replay" }), "replay",
+        h("i", { class: "key body succeeded" }),
+        "body ",
+        h("i", { class: "key body cut" }),
+        "cut short ",
+        h("i", { class: "key approval" }),
+        "approval wait ",
+        h("i", { class: "key replay" }),
+        "replay",
       ]),
     ]),
-    h("div", { id: "attempts" }, w.attempts.map((a) => h(AttemptBand, { key: a.ordinal, w, a }))),
+    h(
+      "div",
+      { id: "attempts" },
+      w.attempts.map((a) => h(AttemptBand, { key: a.ordinal, w, a })),
+    ),
     h(
       "div",
       { id: "steps", role: "table", "aria-label": "steps on a time axis" },
       w.steps.map((row) =>
-        h(StepLine, { key: row.stepId, w, row, open: open === row.stepId, toggle: () => setOpen((o) => (o === row.stepId ? undefined : row.stepId)) }),
+        h(StepLine, {
+          key: row.stepId,
+          w,
+          row,
+          open: open === row.stepId,
+          toggle: () => setOpen((o) => (o === row.stepId ? undefined : row.stepId)),
+        }),
       ),
     ),
   ]);
