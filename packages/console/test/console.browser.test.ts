@@ -169,6 +169,24 @@ describe("web console (headless Chromium)", () => {
     await page.waitForSelector(statusOf(slow, "executing"), WAIT);
     await page.waitForSelector(statusOf(`#steps [data-target="lookup_order"]`, "succeeded"), WAIT);
     expect(await page.textContent(`#steps [data-target="lookup_order"]`)).toContain('"order": "ord-7"');
+    // A body still executing grows on screen: its bar widens without any new event.
+    const runningBar = `${slow} [data-body="ran"] .seg`;
+    await page.waitForSelector(runningBar, WAIT);
+    const width = await page.$eval(runningBar, (el) =>
+      Number.parseFloat((el as unknown as { style: { width: string } }).style.width),
+    );
+    await page.waitForFunction(
+      ({ selector, before }) => {
+        const el = (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { style: { width: string } } | null };
+          }
+        ).document.querySelector(selector);
+        return el !== null && Number.parseFloat(el.style.width) > before;
+      },
+      { selector: runningBar, before: width },
+      WAIT,
+    );
     await shot("timeline-live");
     // Nothing reloads the page: the step and the execution settle on screen as the kernel records them.
     releaseSlow();

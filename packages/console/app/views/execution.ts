@@ -114,7 +114,9 @@ export function ExecutionView({ id }: { id: string }): ComponentChild {
     });
     return () => abort.abort();
   }, [id]);
-  const live = execution !== undefined && (execution.status === "running" || execution.status === "pending");
+  const live =
+    execution !== undefined &&
+    (execution.status === "running" || execution.status === "pending" || execution.status === "blocked");
   useEffect(() => {
     if (!live) return;
     const timer = setInterval(() => setNow(Date.now()), TICK_MS);

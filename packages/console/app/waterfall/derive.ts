@@ -345,8 +345,10 @@ export function deriveWaterfall(
   const { attempts, failures, steps: traces } = trace(events);
   const times = events.map(at).filter(Number.isFinite);
   const startMs = times.length === 0 ? nowMs : Math.min(...times);
+  // Still moving: an attempt or a body running, or a person yet to decide; the axis runs to now.
   const running =
-    attempts.some((a) => a.end.kind === "running") || steps.some((s) => s.status === "executing");
+    attempts.some((a) => a.end.kind === "running") ||
+    steps.some((s) => s.status === "executing" || s.status === "awaiting_approval");
   const endMs = running ? Math.max(nowMs, ...times) : times.length === 0 ? nowMs : Math.max(...times);
   const rows = steps.map((step): StepRow => {
     const s = traces.get(step.stepId) ?? {

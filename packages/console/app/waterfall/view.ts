@@ -34,7 +34,7 @@ export function attemptEndText(end: AttemptEnd): string {
 
 function bodyText(row: StepRow): string {
   const runs = row.bodies;
-  if (runs.length === 0) return row.outcome === "denied" ? "" : "no body ran";
+  if (runs.length === 0) return row.outcome === "succeeded" || row.outcome === "failed" ? "no body ran" : "";
   const parts = runs.map((b) =>
     b.cutShort
       ? `body in attempt ${b.ordinal} cut short`
