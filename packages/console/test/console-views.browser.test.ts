@@ -264,6 +264,10 @@ describe("the console's pictures (headless Chromium, real kernel and agents)", (
     const refused = await client.create("misconfigured", {});
     for await (const ev of client.followEvents(refused.id, { pollMs: 20 }))
       if (ev.type === "dispatch.failed") break;
+    // On the execution itself, the refused delivery sits on the attempts' axis with its cause.
+    await page.goto(`${url}/#/exec/${refused.id}`);
+    await page.waitForSelector('#attempts [data-delivery-failure="1"]', WAIT);
+    expect(await page.textContent('#attempts [data-delivery-failure="1"]')).toContain("HTTP 401");
     await page.goto(`${url}/#/metrics`);
     await page.waitForSelector('#m-failures [data-key="http_401"]', WAIT);
     await page.waitForSelector('#m-executions [data-key="completed"]', WAIT);

@@ -8,7 +8,7 @@
 import { type ComponentChild, h } from "preact";
 import { useState } from "preact/hooks";
 import { duration, json, status } from "../format.js";
-import type { Attempt, AttemptEnd, BodyRun, StepRow, Waterfall } from "./derive.js";
+import type { Attempt, AttemptEnd, BodyRun, DeliveryFailure, StepRow, Waterfall } from "./derive.js";
 
 /** Why an attempt ended, in words. */
 export function attemptEndText(end: AttemptEnd): string {
@@ -198,6 +198,28 @@ function AttemptBand({ w, a }: { w: Waterfall; a: Attempt }): ComponentChild {
   ]);
 }
 
+/** A delivery the agent did not accept: a mark on the attempts' axis with its cause. */
+function FailedDelivery({ w, f }: { w: Waterfall; f: DeliveryFailure }): ComponentChild {
+  const of = f.maxAttempts === undefined ? "" : ` of ${f.maxAttempts}`;
+  return h("div", { class: "attempt failed-delivery", "data-delivery-failure": f.attempt }, [
+    h("div", { class: "label" }, [
+      h("b", null, "delivery failed"),
+      h("span", { class: "muted" }, ` attempt ${f.attempt}${of}`),
+    ]),
+    h("div", null, h("span", { class: "status failed" }, f.cause)),
+    h("div", { class: "timeline" }, [
+      h("div", { class: "track", "aria-hidden": "true" }, [
+        h("span", { class: "mark denied", style: { left: pct(f.atMs, w) }, title: f.cause }),
+      ]),
+      h(
+        "div",
+        { class: "summary" },
+        `agent unreachable or refused: ${f.cause}${f.error === "" ? "" : ` — ${f.error}`}`,
+      ),
+    ]),
+  ]);
+}
+
 /** The waterfall (`#waterfall`): attempts, then steps; `#steps` holds the step rows. */
 export function WaterfallView({ w }: { w: Waterfall }): ComponentChild {
   const [open, setOpen] = useState<string | undefined>(undefined);
@@ -218,7 +240,15 @@ export function WaterfallView({ w }: { w: Waterfall }): ComponentChild {
     h(
       "div",
       { id: "attempts" },
-      w.attempts.map((a) => h(AttemptBand, { key: a.ordinal, w, a })),
+      [
+        ...w.attempts.map((a) => ({ at: a.startMs, node: h(AttemptBand, { key: `a${a.ordinal}`, w, a }) })),
+        ...w.deliveryFailures.map((f) => ({
+          at: f.atMs,
+          node: h(FailedDelivery, { key: `f${f.atMs}:${f.attempt}`, w, f }),
+        })),
+      ]
+        .sort((x, y) => x.at - y.at)
+        .map((r) => r.node),
     ),
     h(
       "div",
