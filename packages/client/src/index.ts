@@ -35,6 +35,11 @@ export type {
   StepKind,
   StepResource,
   StepStatus,
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingProblem,
   ValidationIssue,
 } from "@rebuno/protocol";
 export {
@@ -54,6 +59,9 @@ export {
   NotFoundError,
   NotSupportedByKernel,
   PolicyError,
+  parseRecording,
+  RECORDING_FORMAT,
+  RecordingError,
   RateLimited,
   RebunoError,
   Terminated,
@@ -85,6 +93,7 @@ export { CLIENT_VERSION, Client } from "./client.js";
 export type { FollowEventsOptions, StreamOptions, WaitForTerminalOptions } from "./iterators.js";
 export { DEFAULT_EVENTS_LIMIT, DEFAULT_POLL_MS, DEFAULT_WAIT_TIMEOUT_MS } from "./iterators.js";
 export type { ClientOptions } from "./options.js";
+export type { ExportRecordingOptions, RecordingSource } from "./recording.js";
 export { ENV_API_KEY, ENV_URL } from "./options.js";
 export type { SseMessage, StreamDelta, StreamGap } from "./sse.js";
 export { SseDecoder } from "./sse.js";
