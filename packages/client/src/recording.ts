@@ -56,7 +56,8 @@ function decisionOf(stepId: string, events: readonly Event[]): Partial<RecordedS
     const p = e.payload as Payload;
     if (p.step_id !== stepId) continue;
     if (e.type === "step.allowed" || e.type === "step.denied" || e.type === "step.awaiting_approval") {
-      decision = e.type === "step.allowed" ? "allowed" : e.type === "step.denied" ? "denied" : "awaiting_approval";
+      decision =
+        e.type === "step.allowed" ? "allowed" : e.type === "step.denied" ? "denied" : "awaiting_approval";
       const error = (p.error ?? {}) as Payload;
       ruleId = str(p.rule_id) ?? str(error.rule_id) ?? ruleId;
       if (e.type === "step.denied") reason = str(error.reason) ?? str(p.reason);

@@ -121,7 +121,8 @@ function malformed(path: string, what: string): never {
 }
 
 function object(value: unknown, path: string): Json {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) malformed(path, "must be an object");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    malformed(path, "must be an object");
   return value as Json;
 }
 
@@ -134,13 +135,15 @@ function text(o: Json, key: string, path: string, optional = false): void {
 function count(o: Json, key: string, path: string, optional = false): void {
   const v = o[key];
   if (v === undefined && optional) return;
-  if (!Number.isSafeInteger(v) || (v as number) < 0) malformed(`${path}.${key}`, "must be a non-negative integer");
+  if (!Number.isSafeInteger(v) || (v as number) < 0)
+    malformed(`${path}.${key}`, "must be a non-negative integer");
 }
 
 function oneOf(o: Json, key: string, path: string, values: readonly string[], optional = false): void {
   const v = o[key];
   if (v === undefined && optional) return;
-  if (typeof v !== "string" || !values.includes(v)) malformed(`${path}.${key}`, `must be one of ${values.join(", ")}`);
+  if (typeof v !== "string" || !values.includes(v))
+    malformed(`${path}.${key}`, `must be one of ${values.join(", ")}`);
 }
 
 const STEP_KINDS = ["tool_call", "llm_call", "local"];
@@ -185,7 +188,10 @@ function checkStep(value: unknown, path: string, executionId: string): void {
   const hash = argsHash(s.args);
   const recomputed = computeStepId(executionId, s.kind as string, target, hash, s.occurrence as number);
   if (hash !== s.argsHash || recomputed !== stepId) {
-    const which = hash !== s.argsHash ? "its args no longer hash to its argsHash" : "its fields no longer give its stepId";
+    const which =
+      hash !== s.argsHash
+        ? "its args no longer hash to its argsHash"
+        : "its fields no longer give its stepId";
     throw new RecordingError(`recording step ${stepId} (${target}) was changed: ${which}`, {
       problem: "step_mismatch",
       path,

@@ -97,13 +97,15 @@ function canonical(value: unknown): string {
 
 function sameOutcome(a: ReplayOutcome, b: ReplayOutcome): boolean {
   if (a.status !== b.status) return false;
-  if (a.status === "completed" && b.status === "completed") return canonical(a.output) === canonical(b.output);
+  if (a.status === "completed" && b.status === "completed")
+    return canonical(a.output) === canonical(b.output);
   if (a.status === "failed" && b.status === "failed") return a.failureReason === b.failureReason;
   return true;
 }
 
 async function invoke(target: ReplayTarget, input: unknown, ctx: ExecutionContext): Promise<unknown> {
-  if (typeof target === "function") return (target as (i: unknown, c: ExecutionContext) => unknown)(input, ctx);
+  if (typeof target === "function")
+    return (target as (i: unknown, c: ExecutionContext) => unknown)(input, ctx);
   if (target instanceof Agent && target.inputSchema !== undefined) {
     let checked = target.inputSchema["~standard"].validate(input);
     if (checked instanceof Promise) checked = await checked;
@@ -228,7 +230,9 @@ export function formatReplayReport(result: ReplayResult): string {
     for (const s of result.unreached) lines.push(`    ${s.kind} ${s.target} ${show(s.args)}`);
   }
   if (!result.sameOutcome) {
-    lines.push(`  outcome: recorded ${outcomeText(result.recordedOutcome)}, replayed ${outcomeText(result.outcome)}`);
+    lines.push(
+      `  outcome: recorded ${outcomeText(result.recordedOutcome)}, replayed ${outcomeText(result.outcome)}`,
+    );
   }
   return lines.join("\n");
 }

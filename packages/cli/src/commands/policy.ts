@@ -54,7 +54,8 @@ async function backtest(ctx: CommandContext, o: PolicyTestOptions, bundle: strin
       ? {
           executions: {
             session: o.session,
-            since: o.since === undefined ? undefined : new Date(parseSince(o.since, Date.now())).toISOString(),
+            since:
+              o.since === undefined ? undefined : new Date(parseSince(o.since, Date.now())).toISOString(),
             limit: o.limit === undefined ? undefined : parsePositiveInt(o.limit, "--limit"),
           },
         }
@@ -131,7 +132,9 @@ export function registerPolicyCommands(program: Command, register: Register): vo
       const compiled = compilePolicyBundle(text); // a bundle that does not compile fails here, locally
       if (o.executions === true || o.execution !== undefined) return backtest(ctx, o, text);
       if (o.tool === undefined) {
-        throw new UsageError("policy test needs --tool <id> (one step) or --executions / --execution <id> (a backtest)");
+        throw new UsageError(
+          "policy test needs --tool <id> (one step) or --executions / --execution <id> (a backtest)",
+        );
       }
       const args = await readJsonValue(o.args, "--args", ctx.io);
       const verdict = evaluatePolicyStep(compiled, { target: o.tool, kind: o.kind, args, agentId: o.agent });

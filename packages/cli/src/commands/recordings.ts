@@ -15,7 +15,8 @@ const TERMINAL_STEP_EVENTS = new Set(["step.succeeded", "step.failed", "step.den
 
 /** A non-negative integer option (`--at 0` is a valid fork point). */
 function parseSeq(value: string, option: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${option} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${option} must be a non-negative integer, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -35,7 +36,8 @@ export function forkPlan(
   }
   const replay: Step[] = [];
   const live: Step[] = [];
-  for (const s of steps) ((settledAt.get(s.stepId) ?? Number.POSITIVE_INFINITY) <= atSeq ? replay : live).push(s);
+  for (const s of steps)
+    ((settledAt.get(s.stepId) ?? Number.POSITIVE_INFINITY) <= atSeq ? replay : live).push(s);
   return { replay, live };
 }
 
@@ -58,9 +60,13 @@ export function registerRecordingCommands(exec: Command, register: Register): vo
       try {
         writeFileSync(o.output, text);
       } catch (error) {
-        throw new UsageError(`--output: cannot write ${JSON.stringify(o.output)} (${(error as { code?: string }).code ?? "unwritable"})`);
+        throw new UsageError(
+          `--output: cannot write ${JSON.stringify(o.output)} (${(error as { code?: string }).code ?? "unwritable"})`,
+        );
       }
-      ctx.io.stderr(`wrote ${recording.steps.length} steps and ${recording.events.length} events to ${o.output}\n`);
+      ctx.io.stderr(
+        `wrote ${recording.steps.length} steps and ${recording.events.length} events to ${o.output}\n`,
+      );
     },
   );
 
