@@ -200,6 +200,12 @@ export async function replayRecording(
 }
 
 const show = (v: unknown) => (v === undefined ? "(absent)" : JSON.stringify(v));
+const SHORT = 100;
+/** Arguments on a one-line summary: long ones (LLM requests) are cut; the diff lines are not. */
+const brief = (v: unknown) => {
+  const text = show(v);
+  return text.length <= SHORT ? text : `${text.slice(0, SHORT)}…`;
+};
 
 function outcomeText(o: ReplayOutcome): string {
   if (o.status === "completed") return `completed ${show(o.output)}`;
@@ -215,9 +221,9 @@ export function formatReplayReport(result: ReplayResult): string {
   if (d !== undefined) {
     lines.push(`  submission #${d.index + 1} is not in the recording`);
     lines.push(
-      `    recorded:  ${d.recorded === undefined ? "(no recorded step left)" : `${d.recorded.kind} ${d.recorded.target} ${show(d.recorded.args)}`}`,
+      `    recorded:  ${d.recorded === undefined ? "(no recorded step left)" : `${d.recorded.kind} ${d.recorded.target} ${brief(d.recorded.args)}`}`,
     );
-    lines.push(`    submitted: ${d.submitted.kind} ${d.submitted.target} ${show(d.submitted.args)}`);
+    lines.push(`    submitted: ${d.submitted.kind} ${d.submitted.target} ${brief(d.submitted.args)}`);
     if (d.recorded !== undefined && d.recorded.target !== d.submitted.target) {
       lines.push(`    target: ${d.recorded.target} → ${d.submitted.target}`);
     }
@@ -227,7 +233,7 @@ export function formatReplayReport(result: ReplayResult): string {
   }
   if (result.unreached.length > 0) {
     lines.push(`  ${result.unreached.length} recorded step(s) never reached:`);
-    for (const s of result.unreached) lines.push(`    ${s.kind} ${s.target} ${show(s.args)}`);
+    for (const s of result.unreached) lines.push(`    ${s.kind} ${s.target} ${brief(s.args)}`);
   }
   if (!result.sameOutcome) {
     lines.push(
