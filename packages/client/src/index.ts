@@ -23,6 +23,11 @@ export type {
   ForkPoints,
   Idempotency,
   KernelErrorCode,
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingProblem,
   ResourceEvent,
   ResourceEventPayload,
   ResourceView,
@@ -35,11 +40,6 @@ export type {
   StepKind,
   StepResource,
   StepStatus,
-  RecordedApproval,
-  RecordedExecution,
-  RecordedStep,
-  Recording,
-  RecordingProblem,
   ValidationIssue,
 } from "@rebuno/protocol";
 export {
@@ -60,10 +60,10 @@ export {
   NotSupportedByKernel,
   PolicyError,
   parseRecording,
-  RECORDING_FORMAT,
-  RecordingError,
   RateLimited,
+  RECORDING_FORMAT,
   RebunoError,
+  RecordingError,
   Terminated,
   TimeoutError,
   ToolError,
@@ -93,7 +93,7 @@ export { CLIENT_VERSION, Client } from "./client.js";
 export type { FollowEventsOptions, StreamOptions, WaitForTerminalOptions } from "./iterators.js";
 export { DEFAULT_EVENTS_LIMIT, DEFAULT_POLL_MS, DEFAULT_WAIT_TIMEOUT_MS } from "./iterators.js";
 export type { ClientOptions } from "./options.js";
-export type { ExportRecordingOptions, RecordingSource } from "./recording.js";
 export { ENV_API_KEY, ENV_URL } from "./options.js";
+export type { ExportRecordingOptions, RecordingSource } from "./recording.js";
 export type { SseMessage, StreamDelta, StreamGap } from "./sse.js";
 export { SseDecoder } from "./sse.js";

@@ -44,15 +44,6 @@ export {
 export type { EventType } from "./event-types.js";
 export { EVENT_TYPES } from "./event-types.js";
 export { argsHash, argsHashFromText, computeStepId } from "./identity.js";
-export type {
-  RecordedApproval,
-  RecordedExecution,
-  RecordedStep,
-  Recording,
-  RecordingErrorOptions,
-  RecordingProblem,
-} from "./recording.js";
-export { parseRecording, RECORDING_FORMAT, RecordingError } from "./recording.js";
 export type { KernelProtocol, NotSupportedByKernelOptions } from "./kernel-protocol.js";
 export {
   DEFAULT_KERNEL_PROTOCOL,
@@ -105,6 +96,15 @@ export {
   parseWebhookPayload,
 } from "./parse-models.js";
 export { RawJson } from "./raw-json.js";
+export type {
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingErrorOptions,
+  RecordingProblem,
+} from "./recording.js";
+export { parseRecording, RECORDING_FORMAT, RecordingError } from "./recording.js";
 export type { RequestSigningInput, SigningSecret } from "./signing.js";
 export {
   HEADER_AGENT_ID,

@@ -214,7 +214,9 @@ function checkRecording(value: unknown, path: string): Recording {
   checkExecution(r.execution, `${path}.execution`);
   const executionId = (r.execution as Json).id as string;
   if (!Array.isArray(r.steps)) malformed(`${path}.steps`, "must be an array");
-  r.steps.forEach((s, i) => checkStep(s, `${path}.steps[${i}]`, executionId));
+  r.steps.forEach((s, i) => {
+    checkStep(s, `${path}.steps[${i}]`, executionId);
+  });
   if (!Array.isArray(r.events)) malformed(`${path}.events`, "must be an array");
   r.events.forEach((e, i) => {
     const ev = object(e, `${path}.events[${i}]`);
@@ -223,7 +225,9 @@ function checkRecording(value: unknown, path: string): Recording {
   });
   if (r.children !== undefined) {
     if (!Array.isArray(r.children)) malformed(`${path}.children`, "must be an array");
-    r.children.forEach((c, i) => checkRecording(c, `${path}.children[${i}]`));
+    r.children.forEach((c, i) => {
+      checkRecording(c, `${path}.children[${i}]`);
+    });
   }
   return r as unknown as Recording;
 }

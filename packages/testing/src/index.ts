@@ -1,9 +1,9 @@
 /** @rebuno/testing: test Rebuno agents and tools, with the dev kernel in process or kernel-free. */
 export type { JsonDifference } from "./json-diff.js";
 export {
+  RecordingKernelPort,
   type ReplayedSubmission,
   type ReplayedUnknown,
-  RecordingKernelPort,
 } from "./recording-port.js";
 export {
   assertFollowsRecording,

@@ -10,12 +10,12 @@ import {
   canonicalJson,
   failureReason,
   parseRecording,
+  RebunoError,
   type RecordedStep,
   type Recording,
-  RebunoError,
   Terminated,
 } from "@rebuno/protocol";
-import { Agent, ExecutionContext, refusalFromError, Result } from "@rebuno/sdk";
+import { Agent, ExecutionContext, Result, refusalFromError } from "@rebuno/sdk";
 import { type JsonDifference, jsonDiff } from "./json-diff.js";
 import { RecordingKernelPort, type ReplayedSubmission } from "./recording-port.js";
 import { type ScriptedDecision, ScriptedKernelPort } from "./scripted-port.js";

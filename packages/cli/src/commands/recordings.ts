@@ -3,8 +3,8 @@
  * event with what will replay and what will run live printed (docs/protocol.md §1.9).
  */
 import { writeFileSync } from "node:fs";
-import type { Event, Step } from "@rebuno/protocol";
 import { compilePolicyBundle } from "@rebuno/policy";
+import type { Event, Step } from "@rebuno/protocol";
 import type { Command } from "commander";
 import { UsageError } from "../exit-codes.js";
 import { readTextFile } from "../input.js";
