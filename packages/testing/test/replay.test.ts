@@ -14,7 +14,7 @@ import {
   replayRecording,
   TestEnvironment,
 } from "@rebuno/testing";
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const object = (properties: Record<string, { type: string }>) => ({
@@ -39,7 +39,7 @@ class Shop extends Toolbox {
   }
 }
 
-// A provider that streams its answer as SSE: the recording holds the whole text (§14.3).
+// A provider that streams its answer as SSE: the recording holds the whole text (docs/protocol.md §14.3).
 const provider = createRebunoFetch({
   fetch: async () => {
     calls.provider++;
@@ -190,7 +190,7 @@ describe("replayRecording", () => {
       name: "RecordingError",
       problem: "unsupported_format",
     });
-    const edited = structuredClone(recording) as { steps: { args: unknown }[] };
+    const edited = structuredClone(recording) as unknown as { steps: { args: unknown }[] };
     edited.steps[0]!.args = { sku: "tea", quantity: 5 };
     const error = await replayRecording(agent, edited as unknown as Recording).catch((e: unknown) => e);
     expect(RecordingError.isInstance(error)).toBe(true);
