@@ -24,11 +24,17 @@ export interface ExportRecordingOptions {
 
 /** The reads a recording needs (a `Client` has them all). */
 export interface RecordingSource {
+  /** The kernel generation (what it records differs, docs/protocol.md §15). */
   readonly protocol: KernelProtocol;
+  /** The execution. */
   get(id: string): Promise<Execution>;
+  /** Its steps, in any order. */
   listSteps(id: string): Promise<Step[]>;
+  /** A page of its events after `afterSeq`. */
   events(id: string, options: { afterSeq?: number; limit?: number }): Promise<Event[]>;
+  /** The state its session's previous turn handed over. */
   previous(id: string): Promise<unknown>;
+  /** Executions, newest first (to find subagents). */
   listAll(options: { readonly limit?: number }): AsyncGenerator<Execution, void, undefined>;
 }
 
