@@ -207,3 +207,90 @@ describe("replayRecording", () => {
     );
   });
 });
+
+describe("replayRecording: approvals, failures and outcomes", () => {
+  class Payments extends Toolbox {
+    @tool("payout", { input: object({ cents: { type: "number" } }), idempotency: "at_most_once" })
+    async payout(args: { cents: number }) {
+      return { paid: args.cents };
+    }
+    @tool("flaky", { input: object({ n: { type: "number" } }) })
+    async flaky(_args: { n: number }): Promise<string> {
+      throw new Error("upstream 503");
+    }
+  }
+  const payments = new Payments();
+  const payHandler = (suffix: string) => async () => {
+    let note: string;
+    try {
+      note = await payments.flaky({ n: 1 });
+    } catch (error) {
+      note = `flaky failed: ${(error as Error).message}`;
+    }
+    const paid = await payments.payout({ cents: 700 });
+    return `${note}; paid ${paid.paid}${suffix}`;
+  };
+  let payEnv: TestEnvironment;
+  let blocked: Recording;
+  let granted: Recording;
+
+  beforeAll(async () => {
+    payEnv = await TestEnvironment.create({
+      agents: [(o) => new Agent("payer", payHandler(""), o)],
+      policy: `default_action: allow
+rules:
+  - id: payouts-need-a-person
+    when: { target: payout }
+    then: { decision: require_approval }
+`,
+    });
+    const created = await payEnv.client.create("payer", null);
+    await payEnv.waitForStatus(created.id, "blocked");
+    blocked = await payEnv.client.exportRecording(created.id);
+    const [approval] = await payEnv.client.listApprovals();
+    await payEnv.client.grantApproval(approval!.id, { decidedBy: "ops", rationale: "ok" });
+    await payEnv.wait(created.id);
+    granted = await payEnv.client.exportRecording(created.id);
+  });
+
+  afterAll(async () => {
+    await payEnv?.teardown();
+  });
+
+  it("records the approval outcome and the failed step's error", () => {
+    expect(blocked.steps.map((s) => [s.target, s.status, s.decision, s.approval?.status])).toEqual([
+      ["flaky", "failed", "allowed", undefined],
+      ["payout", "awaiting_approval", "awaiting_approval", "pending"],
+    ]);
+    expect(granted.steps[1]).toMatchObject({
+      status: "succeeded",
+      result: { paid: 700 },
+      approval: { status: "granted", decidedBy: "ops", rationale: "ok" },
+    });
+    expect(granted.steps[0]!.error).toMatchObject({ message: expect.stringContaining("upstream 503") });
+  });
+
+  it("a step still awaiting approval parks the handler, as on the kernel; a granted one replays its result", async () => {
+    const parked = await replayRecording(payHandler(""), blocked);
+    expect(parked).toMatchObject({ followed: true, outcome: { status: "blocked" } });
+    const done = await replayRecording(payHandler(""), granted);
+    expect(formatReplayReport(done)).toBe("followed the recording (2 steps replayed)");
+    expect(done.outcome).toEqual({
+      status: "completed",
+      output: expect.stringMatching(/^flaky failed: .*upstream 503.*; paid 700$/),
+    });
+  });
+
+  it("the same steps with a different output are reported as a different outcome only", async () => {
+    const result = await replayRecording(payHandler("!"), granted);
+    expect(result).toMatchObject({
+      followed: false,
+      divergence: undefined,
+      unreached: [],
+      sameOutcome: false,
+    });
+    expect(formatReplayReport(result)).toMatch(
+      /^the replay left the recording:\n {2}outcome: recorded completed ".*paid 700", replayed completed ".*paid 700!"$/,
+    );
+  });
+});
