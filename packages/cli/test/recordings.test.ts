@@ -156,12 +156,18 @@ describe("rebuno exec export", () => {
     ).toEqual([["helper", id, { echoed: "hi" }]]);
   }, 60_000);
 
-  it("an unknown execution is not found (3) and writes no file", async () => {
+  it("an unknown execution is not found (3) and writes no file; an unwritable -o is a usage error (2)", async () => {
     const out = join(dir, "never.json");
-    const run = await rebuno(["exec", "export", UNKNOWN, "-o", out]);
+    const id = await finished({ text: "unwritable" });
+    const [run, unwritable] = await Promise.all([
+      rebuno(["exec", "export", UNKNOWN, "-o", out]),
+      rebuno(["exec", "export", id, "-o", join(dir, "no-such-folder", "rec.json")]),
+    ]);
     expect(run.code).toBe(EXIT.notFound);
     expect(run.stderr).toContain("404");
     expect(() => readFileSync(out)).toThrow(/ENOENT/);
+    expect(unwritable.code).toBe(EXIT.usage);
+    expect(unwritable.stderr).toMatch(/--output: cannot write .*rec\.json.* \(ENOENT\)/);
   }, 60_000);
 });
 
