@@ -14,7 +14,11 @@ import { ConnectionTracker } from "./http/connections.js";
 import { createCoreHandler } from "./http/core.js";
 import { validateCorsOrigins, withCors } from "./http/cors.js";
 import { serveFetch } from "./http/fetch-adapter.js";
-import { createContinueListener, createNodeListener } from "./http/node-adapter.js";
+import {
+  createContinueListener,
+  createExpectationListener,
+  createNodeListener,
+} from "./http/node-adapter.js";
 import type { Route } from "./http/router.js";
 import { loadStaticAssets, withStaticAssets } from "./http/static-assets.js";
 import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
@@ -142,7 +146,8 @@ class RunningKernel implements DevKernel {
   async listen(options: ListenOptions = {}): Promise<string> {
     if (this.server !== undefined) throw new ConfigurationError("the dev kernel is already listening");
     const host = options.host ?? "127.0.0.1";
-    const server = createServer({ keepAliveTimeout: 5_000 });
+    // Without a Host header node would answer a bare 400; `headerRefusal` answers it in JSON.
+    const server = createServer({ keepAliveTimeout: 5_000, requireHostHeader: false });
     this.server = server;
     const connections = new ConnectionTracker(server);
     try {
@@ -174,6 +179,7 @@ class RunningKernel implements DevKernel {
     );
     server.on("request", listener);
     server.on("checkContinue", createContinueListener(listener, MAX_BODY_BYTES));
+    server.on("checkExpectation", createExpectationListener(listener));
     server.on("clientError", onClientError);
     this.url = `http://${formatHostPort(address.address, address.port)}`;
     return this.url;
