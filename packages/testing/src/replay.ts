@@ -136,7 +136,16 @@ async function runHandler(target: ReplayTarget, ctx: ExecutionContext): Promise<
  * @throws RecordingError when the recording is of another format, malformed, or edited.
  * @example
  * ```ts
- * const result = await replayRecording(new ShopAgent(), readFileSync("shop.recording.json", "utf8"));
+ * import { Agent, step } from "@rebuno/sdk";
+ * import { assertFollowsRecording, replayRecording, TestEnvironment } from "@rebuno/testing";
+ *
+ * const handler = async (input: { n: number }) => step("double", () => input.n * 2);
+ * const env = await TestEnvironment.create({ agents: [(options) => new Agent("doubler", handler, options)] });
+ * const { execution } = await env.run("doubler", { n: 21 });
+ * const recording = await env.client.exportRecording(execution.id); // what `rebuno exec export` writes
+ * await env.teardown();
+ *
+ * const result = await replayRecording(handler, recording); // no kernel from here on
  * assertFollowsRecording(result);
  * ```
  */
