@@ -45,6 +45,7 @@ const BENCHES = [
   { name: "heartbeats", file: "bench/heartbeats.mjs", args: [], quick: ["--quick"] },
   { name: "wait-terminal", file: "bench/wait-terminal.mjs", args: [], quick: ["--quick"] },
   { name: "first-step", file: "bench/first-step.mjs", args: [], quick: ["--quick"] },
+  { name: "tracing", file: "bench/tracing.mjs", args: [], quick: ["--quick"] },
   // B12: the Go rows skip themselves (with the reason) when Go, the kernel source or PostgreSQL
   // is missing; --quick keeps only our two kernels so the CI smoke needs neither.
   { name: "kernels", file: "bench/kernels.mjs", args: [], quick: ["--quick", "--only", "memory,sqlite"] },

@@ -11,6 +11,13 @@ import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { Agent, Toolbox, ToolError, tool } from "@rebuno/sdk";
 import { z } from "zod";
 import { replayObservingFetch } from "./observe.js";
+import { traceIfConfigured } from "./tracing.js";
+
+const stopTracing = await traceIfConfigured("rebuno-tour-fulfilment");
+// The tour ends this process with SIGTERM: export what is batched first. (A SIGKILL loses it.)
+process.once("SIGTERM", () => {
+  void stopTracing().finally(() => process.exit(0));
+});
 
 const hang = process.env.TOUR_HANG === "1";
 const ledger = process.env.TOUR_LEDGER ?? "";

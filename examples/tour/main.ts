@@ -17,6 +17,7 @@ import { bodyRuns } from "./agents.js";
 import { Narrator } from "./narrator.js";
 import { replayObservingFetch } from "./observe.js";
 import { runStages, type TourContext } from "./stages.js";
+import { traceIfConfigured } from "./tracing.js";
 
 const USAGE = `usage: pnpm tour [--json] [--keep]
 
@@ -31,6 +32,8 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  // Before the kernel starts, so every execution's spans are exported from the first request.
+  const stopTracing = await traceIfConfigured("rebuno-tour");
   const json = values.json === true;
   const color = !json && process.stdout.isTTY === true && !process.env.NO_COLOR;
   const narrator = new Narrator({ json, color, write: (t) => process.stdout.write(t) });
@@ -135,6 +138,7 @@ async function main(): Promise<number> {
   }
   for (const server of servers) await server.close();
   await kernel.close();
+  await stopTracing();
   return 0;
 }
 

@@ -20,6 +20,11 @@ export interface CliOptions {
   readonly quiet: boolean;
   /** `--no-console`: do not serve the web console at `/`. */
   readonly console: boolean;
+  /**
+   * `--otlp-endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT`: export the kernel's spans over OTLP/HTTP
+   * to this base URL (docs/observability.md §3); undefined exports nothing.
+   */
+  readonly otlpEndpoint: string | undefined;
   /** `--allow-anonymous`: the network is trusted, serve anonymous requests beyond loopback. */
   readonly allowAnonymous: boolean;
 }
@@ -36,7 +41,7 @@ export const ANONYMOUS_NETWORK_EXIT_CODE = 8;
 /** Usage text. */
 export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
                   [--auth anonymous|required] [--allow-anonymous]
-                  [--sqlite-synchronous normal|full] [--quiet] [--no-console]
+                  [--sqlite-synchronous normal|full] [--quiet] [--no-console] [--otlp-endpoint URL]
 
   --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
   --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
@@ -49,6 +54,8 @@ export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen h
              survives a killed process; full also fsyncs every commit, to survive power loss
   --quiet    do not print the one-line-per-step timeline of every execution
   --no-console  do not serve the web console at / (it is served by default)
+  --otlp-endpoint  export the kernel's OpenTelemetry spans over OTLP/HTTP to this base URL
+             (env OTEL_EXPORTER_OTLP_ENDPOINT; e.g. http://127.0.0.1:4318)
   --version  print the version and exit
 
 environment: REBUNO_BEARER_TOKEN (the full-access token), REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
@@ -153,7 +160,7 @@ export function parseCliArgs(
       allowAnonymousFlag = true;
       continue;
     }
-    const m = /^--(config|listen|store|sqlite-synchronous|auth)(?:=(.*))?$/.exec(arg);
+    const m = /^--(config|listen|store|sqlite-synchronous|auth|otlp-endpoint)(?:=(.*))?$/.exec(arg);
     if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
@@ -210,5 +217,11 @@ export function parseCliArgs(
       concurrency: integer(env, "REBUNO_DISPATCH_CONCURRENCY"),
     },
   };
-  return { host, port, kernel, help, version, quiet, console, allowAnonymous };
+  const otlpEndpoint = flags.get("otlp-endpoint") ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
+  if (otlpEndpoint !== undefined && !/^https?:\/\/[^/]/.test(otlpEndpoint)) {
+    throw new ConfigurationError(
+      `--otlp-endpoint must be an http(s) URL such as http://127.0.0.1:4318, got ${JSON.stringify(otlpEndpoint)}`,
+    );
+  }
+  return { host, port, kernel, help, version, quiet, console, allowAnonymous, otlpEndpoint };
 }

@@ -14,6 +14,7 @@ import {
 import { RebunoError } from "@rebuno/protocol";
 import { ANONYMOUS_NETWORK_EXIT_CODE, parseCliArgs, USAGE } from "./cli-options.js";
 import { startTimeline } from "./cli-timeline.js";
+import { startOtlpTracing } from "./tracing.js";
 
 const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
 
@@ -53,6 +54,9 @@ async function main(): Promise<number> {
   }
   // The one place kernel and console meet: the library only knows a static-assets directory.
   const staticAssets = options.console ? findConsole() : undefined;
+  // Registered before the kernel starts, so its first request is already traced.
+  const tracing =
+    options.otlpEndpoint === undefined ? undefined : startOtlpTracing({ endpoint: options.otlpEndpoint });
   const kernel = await startDevKernel({ ...options.kernel, staticAssets });
   let url: string;
   try {
@@ -63,6 +67,7 @@ async function main(): Promise<number> {
     });
   } catch (err) {
     await kernel.close();
+    await tracing?.shutdown();
     throw err;
   }
   const bound = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
@@ -82,6 +87,8 @@ async function main(): Promise<number> {
     process.stdout.write(`rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})\n`);
   }
   if (staticAssets !== undefined) process.stdout.write(`rebuno-dev console at ${url}/\n`);
+  if (options.otlpEndpoint !== undefined)
+    process.stdout.write(`rebuno-dev exporting traces to ${options.otlpEndpoint}\n`);
   const timeline = options.quiet
     ? undefined
     : startTimeline(kernel.store, (line) => process.stdout.write(`${line}\n`), {
@@ -99,6 +106,7 @@ async function main(): Promise<number> {
   });
   timeline?.stop();
   await kernel.close();
+  await tracing?.shutdown();
   return 0;
 }
 

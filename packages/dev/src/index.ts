@@ -14,3 +14,5 @@ export type { TimelineOptions, TimelinePrinter } from "./cli-timeline.js";
 export { startTimeline, timelineLine } from "./cli-timeline.js";
 export type { Provisioning } from "./provisioning.js";
 export { expandEnv, loadProvisioning, parseProvisioning } from "./provisioning.js";
+export type { OtlpTracing, OtlpTracingOptions } from "./tracing.js";
+export { startOtlpTracing } from "./tracing.js";

@@ -96,6 +96,15 @@ export {
   parseWebhookPayload,
 } from "./parse-models.js";
 export { RawJson } from "./raw-json.js";
+export type {
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingErrorOptions,
+  RecordingProblem,
+} from "./recording.js";
+export { parseRecording, RECORDING_FORMAT, RecordingError } from "./recording.js";
 export type { RequestSigningInput, SigningSecret } from "./signing.js";
 export {
   HEADER_AGENT_ID,
@@ -114,6 +123,7 @@ export {
   webhookSignature,
 } from "./signing.js";
 export { normalizeJson, stringifyJson, toWireJson } from "./strict-json.js";
+export { rootSpanIdOfExecution, traceIdOfExecution } from "./trace-ids.js";
 export { decodeUtf8Go } from "./utf8.js";
 // Wire vocabulary
 export type {

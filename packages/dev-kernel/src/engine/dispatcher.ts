@@ -9,6 +9,7 @@ import { agentLeaseMs } from "../config.js";
 import { WEBHOOK_EXTRA_HEADERS } from "../inferences.js";
 import type { DispatchRow } from "../store/types.js";
 import { isTerminalExecution } from "../store/types.js";
+import { traceDelivery } from "../tracing.js";
 import type { KernelContext } from "./context.js";
 import { appendEvent } from "./events.js";
 import { terminate } from "./lifecycle.js";
@@ -16,7 +17,13 @@ import { WebhookPoster } from "./webhook-post.js";
 
 /** What a claimed row turned into. */
 type Claimed =
-  | { readonly kind: "deliver"; readonly row: DispatchRow; readonly url: string; readonly secret: string }
+  | {
+      readonly kind: "deliver";
+      readonly row: DispatchRow;
+      readonly agentId: string;
+      readonly url: string;
+      readonly secret: string;
+    }
   | { readonly kind: "done" };
 
 /** Exponential backoff with jitter: `min(base·2^(attempt−1), max)` plus `[0, 0.25·d)`. */
@@ -89,7 +96,7 @@ export class Dispatcher {
       if (free > 0) {
         for (const row of store.listDueDispatches(this.ctx.clock(), free)) {
           const claimed = store.transaction(() => this.claim(row.id));
-          if (claimed.kind === "deliver") this.track(this.deliver(claimed.row, claimed.url, claimed.secret));
+          if (claimed.kind === "deliver") this.track(this.deliver(claimed));
         }
       }
     } catch (err) {
@@ -153,7 +160,7 @@ export class Dispatcher {
       this.applyFailure(claimed, { error_class: "agent_missing", error: "agent is not registered" });
       return { kind: "done" };
     }
-    return { kind: "deliver", row: claimed, url: agent.webhookUrl, secret: agent.secret };
+    return { kind: "deliver", row: claimed, agentId: agent.id, url: agent.webhookUrl, secret: agent.secret };
   }
 
   private exhaust(row: DispatchRow): void {
@@ -164,7 +171,8 @@ export class Dispatcher {
     }
   }
 
-  private async deliver(row: DispatchRow, url: string, secret: string): Promise<void> {
+  private async deliver(claim: Extract<Claimed, { kind: "deliver" }>): Promise<void> {
+    const { row, url, secret } = claim;
     const body = JSON.stringify({
       execution_id: row.executionId,
       dispatch_id: row.id,
@@ -187,11 +195,19 @@ export class Dispatcher {
       return;
     }
     let failure: DeliveryFailure | undefined;
+    let status: number | undefined;
+    const span = traceDelivery({
+      executionId: row.executionId,
+      agentId: claim.agentId,
+      dispatchId: row.id,
+      attempt: row.attempt,
+      url,
+    });
     const fetch = this.ctx.fetch;
     const timeoutMs = this.ctx.config.dispatchTimeoutMs;
     try {
       if (fetch === undefined) {
-        const status = await this.poster.post(url, headers, body, timeoutMs);
+        status = await this.poster.post(url, headers, body, timeoutMs);
         if (status < 200 || status >= 300) failure = httpFailure(status);
       } else {
         // An injected fetch (tests deliver in process): the same awaits as always, so the order
@@ -204,6 +220,7 @@ export class Dispatcher {
           signal: AbortSignal.timeout(timeoutMs),
         });
         const response = await fetch(request);
+        status = response.status;
         if (response.status < 200 || response.status >= 300) failure = httpFailure(response.status);
         // Drain so keep-alive sockets are reused and in-process handlers finish cleanly.
         await response.arrayBuffer().catch(() => undefined);
@@ -211,6 +228,7 @@ export class Dispatcher {
     } catch (err) {
       failure = failure ?? networkFailure(err);
     }
+    span?.end(failure, status);
     try {
       this.ctx.store.transaction(() =>
         failure === undefined ? this.applyAck(row) : this.applyFailure(row, failure),
@@ -255,6 +273,9 @@ export class Dispatcher {
       error,
     });
     this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "failed"]);
+    // The status code is the cause worth telling apart (401/403: wrong secret; 5xx: agent broken).
+    const byCause = failure.http_status === undefined ? failure.error_class : `http_${failure.http_status}`;
+    this.ctx.metrics.inc("rebuno_dispatch_failures_total", ["cause", byCause]);
     if (nextAttemptAt === undefined) {
       this.exhaust(current);
       return;

@@ -11,6 +11,7 @@ import { forbidden, invalid, notFound } from "../errors.js";
 import { RATE_LIMITED_EVENT_HAS_STEP_ID, REPLAYED_DENIAL_HAS_RULE_ID } from "../inferences.js";
 import type { ApprovalRow, ExecutionRow, Idempotency, StepKind, StepRow } from "../store/types.js";
 import { isTerminalExecution } from "../store/types.js";
+import { tracePolicyDecision } from "../tracing.js";
 import type { KernelContext } from "./context.js";
 import { decideNewStep, type JudgeVerdicts } from "./decide.js";
 import { appendEvent, appendEventText, ruleFields, stepPayload, stepPayloadHead } from "./events.js";
@@ -154,6 +155,16 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
 
   const agent = ctx.store.getAgent(execution.agentId);
   const verdict = decideNewStep(ctx, execution, agent, req, verdicts);
+  if (verdict.kind !== "needs_judge") {
+    tracePolicyDecision({
+      executionId: execution.id,
+      kind: req.kind,
+      target: req.target,
+      decision: verdict.kind,
+      ruleId: verdict.ruleId,
+      reason: "reason" in verdict ? verdict.reason : undefined,
+    });
+  }
   switch (verdict.kind) {
     case "needs_judge":
       return { kind: "needs_judge", ruleId: verdict.ruleId, judge: verdict.judge };

@@ -8,6 +8,7 @@ import type { KernelContext } from "../engine/context.js";
 import { invalid, methodNotAllowed, notFound } from "../errors.js";
 import { MAX_JSON_DEPTH } from "../inferences.js";
 import type { CounterSeries } from "../metrics.js";
+import { traceRequest } from "../tracing.js";
 import { authenticate } from "./auth.js";
 import { errorResponse } from "./respond.js";
 import type { Route, RouteInput } from "./router.js";
@@ -48,7 +49,7 @@ export function createCoreHandler(ctx: KernelContext, routes: readonly Route[]):
           caller,
         };
         // Most handlers answer synchronously: no await (and no extra microtask) for them.
-        const answer = route.handler(ctx, input);
+        const answer = traceRequest(req.method, path, route.path, route.handler, ctx, input);
         response = answer instanceof Promise ? await answer : answer;
       }
     } catch (err) {

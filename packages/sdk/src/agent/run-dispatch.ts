@@ -17,11 +17,12 @@ import {
   TransportError,
   toWireJson,
 } from "@rebuno/protocol";
-import { ExecutionContext, runUntilSuspended } from "../runtime/context.js";
+import { ExecutionContext, kState, runUntilSuspended } from "../runtime/context.js";
 import type { KernelPort } from "../runtime/kernel-port.js";
 import type { Logger } from "../runtime/logger.js";
 import { checkpointOnCompletion } from "../runtime/resource.js";
 import type { SubagentClient } from "../runtime/subagent.js";
+import { type DispatchOutcome, DispatchTrace } from "../runtime/tracing.js";
 import { formatIssues, toValidationIssues } from "../runtime/validate.js";
 import type { StandardSchemaV1 } from "../standard-schema.js";
 import { refusalFromError } from "./refusal.js";
@@ -73,6 +74,9 @@ export async function runDispatch(
   const lease = { dispatchId, attempt, timeoutMs: leaseTimeoutMs };
   const leaseTransport = base.withSignal(run.controller.signal);
   let keeper: LeaseKeeper | undefined;
+  let trace: DispatchTrace | undefined;
+  let outcome: DispatchOutcome = "not_run";
+  let failure: unknown;
   try {
     const execution = await leaseTransport.getExecution(executionId).catch((error: unknown) => {
       // A v1 kernel refuses another agent's execution with 403 (the legacy one answers it).
@@ -99,6 +103,13 @@ export async function runDispatch(
         : { loopDelayWarnMs: host.loopStallWarnMs }),
     });
     keeper.start();
+    trace = DispatchTrace.start({
+      executionId,
+      agentId: host.id,
+      dispatchId,
+      attempt,
+      spawnedBy: execution.spawnedBy ?? undefined,
+    });
     // Cancellation seen on a decision aborts the run's signal too (frameworks stop early).
     const cancelled = new AbortController();
     const signal = AbortSignal.any([run.controller.signal, keeper.signal, cancelled.signal]);
@@ -119,10 +130,14 @@ export async function runDispatch(
       onCurrentStep: (label) => keeper?.setCurrentStep(label),
       client: host.client,
       onTerminal: (reason) => cancelled.abort(reason),
+      trace,
     });
-    await ctx.run(() => handle(host, ctx, transport));
+    outcome = await ctx.run(() => handle(host, ctx, transport));
   } catch (error) {
+    outcome = "suspended";
     if (isQuietStop(error) || run.controller.signal.aborted || keeper?.lost === true) return;
+    outcome = "failed";
+    failure = error;
     if (TransportError.isInstance(error)) {
       // The kernel stayed unreachable for as long as the lease-bound calls kept retrying: the
       // execution did not fail, so it is not failed. Without heartbeats the lease expires and the
@@ -133,15 +148,21 @@ export async function runDispatch(
         error: error.message,
       });
       keeper?.abandon(error);
+      outcome = "left_to_redelivery";
       return;
     }
     logError(host.logger, `unhandled error handling execution ${executionId}`, { error: String(error) });
   } finally {
     keeper?.stop();
+    trace?.end(outcome, failure);
   }
 }
 
-async function handle(host: DispatchHost, ctx: ExecutionContext, transport: AgentTransport): Promise<void> {
+async function handle(
+  host: DispatchHost,
+  ctx: ExecutionContext,
+  transport: AgentTransport,
+): Promise<DispatchOutcome> {
   let input = ctx.input;
   if (host.inputSchema !== undefined) {
     let checked = host.inputSchema["~standard"].validate(input);
@@ -152,7 +173,7 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
         ctx.lease,
         `input_invalid: ${formatIssues(toValidationIssues(checked.issues))}`,
       );
-      return;
+      return "failed";
     }
     input = checked.value;
   }
@@ -161,14 +182,13 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
     // A call that blocks parks the handler (no user catch can swallow it) and ends this await.
     value = await runUntilSuspended(ctx, () => host.invoke(input, ctx));
   } catch (error) {
-    await onHandlerError(host, ctx, transport, error);
-    return;
+    return onHandlerError(host, ctx, transport, error);
   }
-  if (ctx.suspension !== undefined || ctx.signal.aborted) return;
+  if (ctx.suspension !== undefined || ctx.signal.aborted) return "suspended";
   if (ctx.denial !== undefined) {
     // G12: a denial a framework swallowed still fails the execution.
     await transport.failExecution(ctx.id, ctx.lease, failureReason(ctx.denial));
-    return;
+    return "failed";
   }
   await checkpointOnCompletion(ctx);
   const result = value instanceof Result ? value : undefined;
@@ -181,7 +201,7 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
     state = s === undefined || s === null ? undefined : new RawJson(toWireJson(s, "state"));
   } catch (error) {
     await transport.failExecution(ctx.id, ctx.lease, failureReason(error));
-    return;
+    return "failed";
   }
   try {
     await transport.completeExecution(
@@ -192,6 +212,7 @@ async function handle(host: DispatchHost, ctx: ExecutionContext, transport: Agen
   } catch (error) {
     if (!Terminated.isInstance(error)) throw error;
   }
+  return "completed";
 }
 
 async function onHandlerError(
@@ -199,24 +220,26 @@ async function onHandlerError(
   ctx: ExecutionContext,
   transport: AgentTransport,
   thrown: unknown,
-): Promise<void> {
+): Promise<DispatchOutcome> {
   // Anything thrown after a (possibly swallowed) block or termination is that suspension.
-  if (ctx.suspension !== undefined || isQuietStop(thrown) || ctx.signal.aborted) return;
+  if (ctx.suspension !== undefined || isQuietStop(thrown) || ctx.signal.aborted) return "suspended";
   // A kernel call that found no kernel (NetworkError, TimeoutError) is no failure of the
   // execution: runDispatch leaves it to redelivery instead of recording `failed`.
   if (TransportError.isInstance(thrown)) throw thrown;
   let error = thrown;
   const refusal = refusalFromError(thrown);
   if (refusal !== undefined) {
-    if (isQuietStop(refusal)) return;
+    if (isQuietStop(refusal)) return "suspended";
     error = refusal;
   }
   if (!PolicyError.isInstance(error) && !ToolError.isInstance(error) && !RateLimited.isInstance(error)) {
     logError(host.logger, `process error execution_id=${ctx.id}`, { error: String(error) });
   }
+  ctx[kState].trace?.recordFailure(error);
   try {
     await transport.failExecution(ctx.id, ctx.lease, failureReason(error));
   } catch (writeError) {
     if (!Terminated.isInstance(writeError)) throw writeError;
   }
+  return "failed";
 }

@@ -18,9 +18,11 @@ import type { CallState } from "../runtime/call-state.js";
 import { type ExecutionContext, type Frame, frames, kState } from "../runtime/context.js";
 import type { StepDecisionLike } from "../runtime/kernel-port.js";
 import { errorMessage } from "../runtime/tool-failure.js";
+import type { CallTrace } from "../runtime/tracing.js";
 import { isEventStream, type LlmRecord, responseFromRecord, responseWithText } from "./record.js";
 import { refusalFor, refusalResponse } from "./refusal-response.js";
 import { teeStream } from "./stream-tee.js";
+import { usageOf } from "./usage.js";
 
 /** Options of {@link createRebunoFetch}. */
 export interface RebunoFetchOptions {
@@ -131,10 +133,16 @@ async function llmCall(
   const argsText = toWireJson(args, "args");
   const state = ctx[kState];
   state.inFlight++;
+  const trace = state.trace?.startCall(
+    { kind: "llm_call", target, idempotency: "safe_to_retry", resources: [] },
+    argsText,
+    frame.trace,
+  );
   let ended = false;
   const end = () => {
     if (ended) return;
     ended = true;
+    trace?.end();
     state.inFlight--;
     if (state.inFlight > 0) state.checkIdle();
   };
@@ -150,24 +158,28 @@ async function llmCall(
         resources: [],
       });
     } catch (error) {
+      trace?.failed(error);
       if (Terminated.isInstance(error)) ctx.suspension ??= error;
       if (SubmissionOutcomeUnknown.isInstance(error)) return refusalResponse("lease_superseded", 409);
       const refusal = refusalFor(error);
       if (refusal !== undefined) return refusal;
       throw error;
     }
+    trace?.decided(decision);
     switch (decision.decision) {
       case "proceed": {
-        const response = await forward(ctx, state, decision.stepId ?? "", send, end);
+        const response = await forward(ctx, state, decision.stepId ?? "", send, end, trace);
         streaming = !ended;
         return response;
       }
       case "replay":
         if (decision.error !== undefined && decision.error !== null) {
           const e = decision.error as { message?: unknown; reason?: unknown };
-          throw new RebunoError(
+          const error = new RebunoError(
             typeof e.message === "string" ? e.message : String(e.reason ?? "llm call failed"),
           );
+          trace?.failed(error);
+          throw error;
         }
         return responseFromRecord(decision.result);
       case "denied": {
@@ -220,11 +232,13 @@ async function forward(
   stepId: string,
   send: () => Promise<Response>,
   end: () => void,
+  trace: CallTrace | undefined,
 ): Promise<Response> {
   let response: Response;
   try {
     response = await send();
   } catch (error) {
+    trace?.failed(error);
     await failQuietly(ctx, state, stepId, error);
     throw error;
   }
@@ -239,9 +253,13 @@ async function forward(
         port.publishStreamDelta?.(ctx.id, ctx.lease, stepId, { seq, data }).catch(() => {});
       },
       record: async (record) => {
+        if (trace !== undefined) recordUsage(trace, record.body);
         await port.completeStep(ctx.id, ctx.lease, stepId, { result: record });
       },
-      fail: (error) => failQuietly(ctx, state, stepId, error),
+      fail: (error) => {
+        trace?.failed(error);
+        return failQuietly(ctx, state, stepId, error);
+      },
       done: end,
     });
     return responseWithText(stream, response);
@@ -250,14 +268,23 @@ async function forward(
   try {
     text = await response.text();
   } catch (error) {
+    trace?.failed(error);
     await failQuietly(ctx, state, stepId, error);
     throw error;
   }
+  if (trace !== undefined) recordUsage(trace, text);
   const record: LlmRecord = {
     status: response.status,
     headers: { "content-type": response.headers.get("content-type") || "application/json" },
     body: text,
   };
   await state.port.completeStep(ctx.id, ctx.lease, stepId, { result: record });
+  // Only an open stream keeps the call in flight past this return.
+  end();
   return responseWithText(text, response);
+}
+
+function recordUsage(trace: CallTrace, body: string): void {
+  const usage = usageOf(body);
+  if (usage !== undefined) trace.usage(usage.input, usage.output);
 }

@@ -7,6 +7,7 @@ import { Blocked, LeaseSuperseded, RebunoError, Terminated } from "@rebuno/proto
 import type { KernelPort, LeaseRef, SubagentClient } from "./kernel-port.js";
 import type { Logger } from "./logger.js";
 import type { RegisteredResource } from "./resource-types.js";
+import type { DispatchTrace } from "./tracing.js";
 
 /** Why a dispatch stops without writing an outcome. */
 export type Suspension = Blocked | Terminated;
@@ -48,6 +49,8 @@ export class CallState {
   inFlight = 0;
   /** Resources registered in this dispatch, by key. */
   readonly resources: Map<string, RegisteredResource> = new Map();
+  /** The dispatch's span, when tracing is on; calls start theirs from it. */
+  trace: DispatchTrace | undefined;
   /** Aborts the run's signal when the execution turns out to be terminal (cancelled). */
   onTerminal: ((reason: Terminated) => void) | undefined;
   /**

@@ -63,6 +63,8 @@ export async function runCall(
   const state = ctx[kState];
   state.inFlight++;
   let lock: LockHandle | undefined;
+  // Undefined unless this dispatch records spans: one check per call when tracing is off.
+  const trace = state.trace?.startCall(spec, argsText, frame.trace);
   try {
     if (!frame.holdsLock && state.resources.size > 0) {
       lock = new LockHandle(state);
@@ -75,6 +77,7 @@ export async function runCall(
       idempotency: spec.idempotency,
       resources: spec.resources,
     });
+    trace?.decided(decision);
     if (decision.decision !== "proceed") return settleDecision(frame, spec, decision, denialMode);
     const stepId = decision.stepId ?? "";
     const step: Frame = {
@@ -86,6 +89,7 @@ export async function runCall(
       lock,
       parent: frame,
       suspendedWithin: false,
+      trace,
     };
     state.onCurrentStep?.(spec.target);
     let text: string;
@@ -126,9 +130,15 @@ export async function runCall(
       stepId,
       captures === undefined ? { result } : { result, ...captures },
     );
+    trace?.succeeded(text);
     // Return what a replay will return: the JSON round trip of the recorded value.
     return JSON.parse(text);
+  } catch (error) {
+    // A denial is control flow for the dispatch but still this call's error.
+    if (trace !== undefined && (PolicyError.isInstance(error) || !isControlFlow(error))) trace.failed(error);
+    throw error;
   } finally {
+    trace?.end();
     lock?.release();
     state.inFlight--;
     if (state.inFlight > 0) state.checkIdle();

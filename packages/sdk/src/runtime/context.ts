@@ -9,6 +9,7 @@ import type { Blocked, PolicyError, Terminated } from "@rebuno/protocol";
 import { CallState, type LockHandle } from "./call-state.js";
 import type { KernelPort, LeaseRef, SubagentClient } from "./kernel-port.js";
 import { consoleLogger, type Logger } from "./logger.js";
+import type { CallTrace, DispatchTrace } from "./tracing.js";
 
 /**
  * One level of the ambient call stack. The root frame belongs to the handler; each running tool
@@ -30,6 +31,8 @@ export interface Frame {
   readonly parent?: Frame | undefined;
   /** Set when a call inside this body met the suspension: its result must not be recorded. */
   suspendedWithin?: boolean;
+  /** This call's span, the parent of spans of calls in its body (tracing on only). */
+  readonly trace?: CallTrace | undefined;
 }
 
 /** Ambient frames. Exported for the runtime modules only (not from the package index). */
@@ -57,6 +60,8 @@ export interface ExecutionContextInit {
   readonly client?: SubagentClient | undefined;
   /** Told which step body runs, so lease stall warnings can name it. */
   readonly onCurrentStep?: ((label: string | undefined) => void) | undefined;
+  /** The dispatch's span when tracing is on (docs/observability.md). */
+  readonly trace?: DispatchTrace | undefined;
 }
 
 /**
@@ -128,6 +133,7 @@ export class ExecutionContext {
       init.client,
     );
     this[kState].onTerminal = init.onTerminal;
+    this[kState].trace = init.trace;
   }
 
   /**

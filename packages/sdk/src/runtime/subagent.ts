@@ -96,12 +96,16 @@ export async function subagent<T = unknown>(
   if (ctx.suspension !== undefined) return haltIn(frame, ctx.suspension);
   const state = ctx[kState];
   const client = options.client ?? state.client ?? (defaultClient ??= new Client());
-  await client.create(agentId, input, {
+  const child = await client.create(agentId, input, {
     spawnedBy: { executionId: ctx.id, stepId },
     // One step starts at most one child, also when a redelivered safe_to_retry body runs again (G6).
     idempotencyKey: `${ctx.id}:${stepId}`,
     ...(options.session === undefined || options.session === "" ? {} : { session: options.session }),
   });
+  // The child's dispatch spans link back to this step; this links the step to the child's trace.
+  const childId = (child as { id?: unknown } | null)?.id;
+  if (frame.trace !== undefined && typeof childId === "string")
+    frame.trace.linkExecution(childId, "child_execution");
   // Hand the resource lock back while waiting, so a sibling call queued on it can reach its own
   // wait (or finish) and the execution can suspend (G5/S9).
   const lock = frame.lock?.held === true ? frame.lock : undefined;
