@@ -3,7 +3,7 @@
 # `go install pkg@version` refuses this module (its go.mod has a replace directive), so the module
 # is downloaded and built in a copy. The Go build cache makes later builds fast.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="$ROOT/.tmp/bin/jaeger"
 VERSION=v1.75.0
 if [[ -x "$BIN" ]]; then exit 0; fi

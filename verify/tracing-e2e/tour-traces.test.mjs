@@ -2,31 +2,20 @@
 // OTLP/HTTP and the query API on free loopback ports), run the built tour with OTLP export, read
 // every trace back through Jaeger's HTTP query API and check that each tour execution is one trace
 // holding the expected spans and attributes. Needs `pnpm build` and the Jaeger binary
-// (tracing-e2e/build-jaeger.sh); a missing binary fails the run, it is never skipped.
+// (verify/tracing-e2e/build-jaeger.sh); a missing binary fails the run, it is never skipped.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@rebuno/test-kit";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const JAEGER = process.env.JAEGER_BIN ?? join(ROOT, ".tmp", "bin", "jaeger");
 const OUT = join(ROOT, ".tmp", "tracing-e2e");
 const TOUR = join(ROOT, "examples", "tour", "dist", "main.js");
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function jaegerConfig(ports) {
   return `service:
@@ -110,7 +99,10 @@ const tag = (span, key) => span.tags.find((t) => t.key === key)?.value;
 const service = (trace, span) => trace.processes[span.processID]?.serviceName;
 
 before(async () => {
-  assert.ok(existsSync(JAEGER), `no Jaeger binary at ${JAEGER}: run tracing-e2e/build-jaeger.sh first`);
+  assert.ok(
+    existsSync(JAEGER),
+    `no Jaeger binary at ${JAEGER}: run verify/tracing-e2e/build-jaeger.sh first`,
+  );
   assert.ok(existsSync(TOUR), `no built tour at ${TOUR}: run pnpm build first`);
   mkdirSync(OUT, { recursive: true });
   const ports = { otlp: await freePort(), query: await freePort(), queryGrpc: await freePort() };
