@@ -44,12 +44,20 @@ describe("format 3 files", () => {
     expect(plain(dumpStore(again, DISPATCHES))).toEqual(expected);
     again.close();
     const db = new Database(path, { readonly: true });
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .pluck()
+      .all();
     expect(tables).not.toContain("log");
     expect(tables).not.toContain("cold_execution");
-    expect(tables).toEqual(expect.arrayContaining(["executions", "steps", "events", "approvals", "dispatches"]));
+    expect(tables).toEqual(
+      expect.arrayContaining(["executions", "steps", "events", "approvals", "dispatches"]),
+    );
     const steps = db.prepare("SELECT count(*) FROM steps").pluck().get();
-    const expectedSteps = (expected.executions as { steps: unknown[] }[]).reduce((n, e) => n + e.steps.length, 0);
+    const expectedSteps = (expected.executions as { steps: unknown[] }[]).reduce(
+      (n, e) => n + e.steps.length,
+      0,
+    );
     expect(steps).toBe(expectedSteps);
     db.close();
     // The copy of the old file kept during the conversion is gone once the new one committed.

@@ -21,10 +21,16 @@
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
-import { loadSqliteDriver, openSqliteDatabase } from "./sqlite-driver.js";
-import { checkFormat, classifySqliteError, prepareStoreFile, readMeta, runQuickCheck } from "./sqlite-file.js";
-import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
 import type { MemoryStore } from "./memory.js";
+import { loadSqliteDriver, openSqliteDatabase } from "./sqlite-driver.js";
+import {
+  checkFormat,
+  classifySqliteError,
+  prepareStoreFile,
+  readMeta,
+  runQuickCheck,
+} from "./sqlite-file.js";
+import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
 import { FORMAT_VERSION, metaRows, SCHEMA } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
@@ -81,10 +87,15 @@ export class SqliteConnection {
    */
   private failure: Error | undefined;
   private closed = false;
+  /** Set when the connection itself died: every later transaction and `whenDurable()` fails with it. */
+  private broken: StoreUnavailableError | undefined;
   /** The state of a converted redo-log file, to be written into the tables before the first commit. */
   readonly converted: MemoryStore | undefined;
   private backup: string | undefined;
-  private readonly sql: Record<"begin" | "commit" | "savepoint" | "release" | "rollbackTo" | "count", Database.Statement>;
+  private readonly sql: Record<
+    "begin" | "commit" | "savepoint" | "release" | "rollbackTo" | "count",
+    Database.Statement
+  >;
 
   constructor(
     readonly path: string,
@@ -150,7 +161,9 @@ export class SqliteConnection {
     }
     const sealed = converted === undefined ? this.seal.read() : undefined;
     if (sealed !== undefined && sealed.storeId !== this.storeId) {
-      throw this.lost(`${this.seal.path} belongs to another store file (id ${sealed.storeId}, this one is ${this.storeId})`);
+      throw this.lost(
+        `${this.seal.path} belongs to another store file (id ${sealed.storeId}, this one is ${this.storeId})`,
+      );
     }
     if (sealed !== undefined && sealed.commits > this.commits) {
       throw this.lost(`it holds ${this.commits} commits, but ${sealed.commits} were acknowledged`);
@@ -184,6 +197,7 @@ export class SqliteConnection {
 
   transaction<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
+    if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
     if (!this.open) {
       this.sql.begin.run();
@@ -228,6 +242,7 @@ export class SqliteConnection {
   }
 
   whenDurable(): Promise<void> {
+    if (this.broken !== undefined) return Promise.reject(this.broken);
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.writes === 0) return DURABLE;
     this.waiting ??= deferred();
@@ -246,8 +261,19 @@ export class SqliteConnection {
       if (writes > 0) this.sql.count.run(String(this.commits + 1));
       this.sql.commit.run();
     } catch (err) {
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
       const failure = new StoreCommitError(this.path, err);
+      try {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      } catch {
+        // Reported below: the connection is unusable.
+      }
+      if (!this.db.open) {
+        this.broken = new StoreUnavailableError(
+          this.path,
+          `${this.path}: the database connection failed after ${failure.message}; restart the kernel once the cause is fixed`,
+          err,
+        );
+      }
       this.failure = failure;
       setImmediate(() => {
         if (this.failure === failure) this.failure = undefined;
@@ -266,9 +292,9 @@ export class SqliteConnection {
   /** Commit what is pending and release the file. Throws if committing failed. Idempotent. */
   close(): void {
     if (this.closed) return;
-    const failure = this.commit();
+    const failure = this.broken === undefined ? this.commit() : undefined;
     this.closed = true;
-    this.db.close();
+    if (this.db.open) this.db.close();
     this.seal.close();
     if (failure !== undefined) throw failure;
   }
@@ -300,7 +326,9 @@ export class SqliteConnection {
     this.dropBackup(); // the file was left as it was
     return kept === undefined || !StoreCorruptError.isInstance(err)
       ? err
-      : new StoreCorruptError(err.path, `${err.message} (its WAL as found was copied to ${kept})`, { cause: err });
+      : new StoreCorruptError(err.path, `${err.message} (its WAL as found was copied to ${kept})`, {
+          cause: err,
+        });
   }
 }
 

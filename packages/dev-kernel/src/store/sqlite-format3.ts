@@ -12,6 +12,7 @@ import type Database from "better-sqlite3";
 import { MemoryStore } from "./memory.js";
 import type { SealFile } from "./sqlite-seal.js";
 import { describe, StoreCorruptError, StoreFormatError } from "./store-errors.js";
+import type { Store } from "./types.js";
 
 /** Store methods an op may name (the writes of types.ts that the redo log recorded). */
 const WRITES: ReadonlySet<string> = new Set([
@@ -38,24 +39,44 @@ const WRITES: ReadonlySet<string> = new Set([
 
 const sha = (text: string): string => hash("sha256", text, "hex");
 
+/** Why a stored op could not be applied. */
+class BadOpError extends Error {}
+
 /** Apply one op: a store write, or the cold tier's `archive` (left memory), `thaw` (came back), `deleteCold`. */
-function apply(memory: MemoryStore, op: unknown): void {
-  if (!Array.isArray(op) || typeof op[0] !== "string") throw new Error(`not an op: ${String(op).slice(0, 80)}`);
-  const [method, ...args] = op as [string, ...unknown[]];
-  if (method === "archive") memory.deleteExecution(args[0] as string);
-  else if (method === "thaw") for (const inner of args[1] as unknown[]) apply(memory, inner);
-  else if (method === "deleteCold") return;
-  else if (WRITES.has(method)) (memory as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
-  else throw new Error(`unknown op ${method}`);
+function apply(memory: MemoryStore, op: unknown, index: number): void {
+  const method = Array.isArray(op) ? op[0] : undefined;
+  const known = method === "archive" || method === "thaw" || method === "deleteCold" || WRITES.has(method);
+  if (!known || typeof method !== "string") {
+    throw new BadOpError(`op ${index} is not a known store write: ${JSON.stringify(op).slice(0, 80)}`);
+  }
+  const args = (op as unknown[]).slice(1);
+  try {
+    if (method === "archive") memory.deleteExecution(args[0] as string);
+    else if (method === "thaw")
+      for (const [i, inner] of (args[1] as unknown[]).entries()) apply(memory, inner, i);
+    else if (method !== "deleteCold")
+      (memory as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
+  } catch (err) {
+    if (err instanceof BadOpError) throw err;
+    throw new BadOpError(`a write failed: ${describe(err)}`);
+  }
 }
 
 /**
  * The state a file of format `version` (1–3) holds, checked against its rows' sums and its seal.
  * Reads only; the caller holds the file's write lock.
  */
-export function readFormat3(db: Database.Database, path: string, version: number, seal: SealFile): MemoryStore {
+export function readFormat3(
+  db: Database.Database,
+  path: string,
+  version: number,
+  seal: SealFile,
+): MemoryStore {
   const meta = new Map(
-    (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+    (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
+      r.key,
+      r.value,
+    ]),
   );
   const generation = version >= 2 ? Number(meta.get("generation")) : 1;
   const logBase = version >= 2 ? Number(meta.get("log_base")) : 0;
@@ -89,11 +110,15 @@ export function readFormat3(db: Database.Database, path: string, version: number
         throw lost(`its first ${rows} records differ from the ones acknowledged`);
       }
       try {
-        for (const op of JSON.parse(row.ops) as unknown[]) apply(memory, op);
+        for (const [i, op] of (JSON.parse(row.ops) as unknown[]).entries()) apply(memory, op, i);
       } catch (err) {
-        throw new StoreFormatError(path, `${path}: ${table} row ${row.id} cannot be replayed: ${describe(err)}`, {
-          cause: err,
-        });
+        throw new StoreFormatError(
+          path,
+          `${path}: ${table} row ${row.id} cannot be replayed: ${describe(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
     }
   };
@@ -106,14 +131,20 @@ export function readFormat3(db: Database.Database, path: string, version: number
   replay("log", `SELECT id, ops${sums} FROM log WHERE id > ? ORDER BY id`, logBase);
   if (sealed !== undefined && version >= 2) {
     if (sealed.generation > generation) {
-      throw lost(`it is at compaction generation ${generation}, but generation ${sealed.generation} was acknowledged`);
+      throw lost(
+        `it is at compaction generation ${generation}, but generation ${sealed.generation} was acknowledged`,
+      );
     }
     if (sealed.generation === generation && rows < sealed.rows) {
-      throw lost(`it holds ${rows} records of generation ${generation}, but ${sealed.rows} were acknowledged`);
+      throw lost(
+        `it holds ${rows} records of generation ${generation}, but ${sealed.rows} were acknowledged`,
+      );
     }
   }
   if (version >= 3) {
-    const cold = db.prepare("SELECT id, row, bundle, sum FROM cold_execution ORDER BY rowid").iterate() as Iterable<{
+    const cold = db
+      .prepare("SELECT id, row, bundle, sum FROM cold_execution ORDER BY rowid")
+      .iterate() as Iterable<{
       id: string;
       row: string;
       bundle: string;
@@ -124,11 +155,15 @@ export function readFormat3(db: Database.Database, path: string, version: number
         throw new StoreCorruptError(path, `${path}: the cold record of execution ${c.id} fails its checksum`);
       }
       try {
-        for (const op of JSON.parse(c.bundle) as unknown[]) apply(memory, op);
+        for (const [i, op] of (JSON.parse(c.bundle) as unknown[]).entries()) apply(memory, op, i);
       } catch (err) {
-        throw new StoreFormatError(path, `${path}: cold execution ${c.id} cannot be replayed: ${describe(err)}`, {
-          cause: err,
-        });
+        throw new StoreFormatError(
+          path,
+          `${path}: cold execution ${c.id} cannot be replayed: ${describe(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
     }
   }
@@ -139,3 +174,26 @@ export function readFormat3(db: Database.Database, path: string, version: number
 export const FORMAT3_DROP = `
 DROP TABLE IF EXISTS snapshot; DROP TABLE IF EXISTS log; DROP TABLE IF EXISTS cold_execution;
 DROP TABLE IF EXISTS cold_dispatch; DROP TABLE IF EXISTS cold_approval; DROP TABLE meta;`;
+
+/**
+ * Write a converted file's state into `store` (the plain tables), in one transaction. Checkpoints go
+ * in their insertion order, which gives each key the same seqs again.
+ */
+export function copyInto(store: Store, memory: MemoryStore): void {
+  const c = memory.contents();
+  store.transaction(() => {
+    for (const row of c.executions) store.insertExecution(row);
+    for (const log of c.eventLogs) {
+      for (const e of log) store.appendEvent(e.executionId, e.type, e.payloadJson, e.occurredAt);
+    }
+    for (const row of c.steps) store.insertStep(row);
+    for (const row of c.dispatches) store.insertDispatch(row);
+    for (const o of c.occurrences)
+      store.setOccurrence(o.dispatchId, o.kind, o.target, o.argsHash, o.consumed);
+    for (const row of c.approvals) store.insertApproval(row);
+    for (const row of c.agents) store.putAgent(row);
+    for (const row of c.apiKeys) store.insertApiKey(row);
+    for (const row of c.resources) store.putResource(row);
+    for (const row of c.checkpoints) store.insertCheckpoint(row);
+  });
+}

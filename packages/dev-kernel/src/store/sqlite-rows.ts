@@ -89,7 +89,10 @@ export function executionRow(c: Columns): ExecutionRow {
     },
   );
   if (c.spawned_by_execution_id !== null) {
-    row.spawnedBy = { executionId: c.spawned_by_execution_id as string, stepId: c.spawned_by_step_id as string };
+    row.spawnedBy = {
+      executionId: c.spawned_by_execution_id as string,
+      stepId: c.spawned_by_step_id as string,
+    };
   }
   return row;
 }
