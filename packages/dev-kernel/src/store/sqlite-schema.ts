@@ -7,6 +7,10 @@
  * exact text received (TEXT, never parsed: `1.0` and big integers come back byte-exact), times as
  * Unix epoch milliseconds (INTEGER), booleans as 0/1.
  *
+ * The per-execution tables (events, steps) are clustered by execution (WITHOUT ROWID, keyed by
+ * execution and seq or step id): a commit writes one page per execution it touched per table,
+ * and reading an execution's log or steps reads its own pages only.
+ *
  * No foreign keys: the kernel deletes an execution's rows itself (`deleteExecution`) and may append
  * events before an execution row exists.
  */
@@ -42,11 +46,13 @@ CREATE INDEX executions_deadline_idx ON executions (deadline_at)
   WHERE deadline_at IS NOT NULL AND status NOT IN ${TERMINAL};
 CREATE INDEX executions_terminal_idx ON executions (updated_at) WHERE status IN ${TERMINAL};
 CREATE TABLE events (execution_id TEXT NOT NULL, event_seq INTEGER NOT NULL, type TEXT NOT NULL,
-  payload TEXT NOT NULL, occurred_at INTEGER NOT NULL, PRIMARY KEY (execution_id, event_seq));
+  payload TEXT NOT NULL, occurred_at INTEGER NOT NULL, PRIMARY KEY (execution_id, event_seq)) WITHOUT ROWID;
 CREATE TABLE steps (execution_id TEXT NOT NULL, step_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
   args_hash TEXT NOT NULL, occurrence INTEGER NOT NULL, status TEXT NOT NULL, idempotency TEXT NOT NULL,
   args TEXT, result TEXT, error TEXT, resources TEXT NOT NULL, input_tokens INTEGER, output_tokens INTEGER,
-  created_at INTEGER NOT NULL, started_at INTEGER, completed_at INTEGER, UNIQUE (execution_id, step_id));
+  created_at INTEGER NOT NULL, started_at INTEGER, completed_at INTEGER, PRIMARY KEY (execution_id, step_id))
+  WITHOUT ROWID;
+CREATE INDEX steps_status_idx ON steps (execution_id, status);
 CREATE INDEX steps_failed_call_idx ON steps (execution_id, kind, target, args_hash) WHERE status = 'failed';
 CREATE TABLE dispatches (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL,
   attempt INTEGER NOT NULL, max_attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, locked_by TEXT,

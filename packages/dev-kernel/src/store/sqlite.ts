@@ -1,5 +1,6 @@
 import { ConfigurationError } from "@rebuno/protocol";
 import type Database from "better-sqlite3";
+import { BoundedCache } from "./bounded-cache.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
 import {
@@ -69,6 +70,13 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements Store {
   private readonly file: SqliteConnection;
   private readonly q: Statements;
+  /**
+   * Bounded caches of the rows every request reads again (its execution, its log's last seq): the
+   * values SQLite holds, set by the writes that change them and dropped whenever SQLite rolls back
+   * (a throwing transaction, a failed commit).
+   */
+  private readonly executions = new BoundedCache<ExecutionRow | null>();
+  private readonly lastSeqs = new BoundedCache<number>();
 
   constructor(
     readonly path: string,
@@ -80,11 +88,14 @@ export class SqliteStore implements Store {
         `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
       );
     }
-    this.file = new SqliteConnection(path, {
-      synchronous,
-      quickCheck: options.quickCheck ?? true,
-      nativeBinding: options.nativeBinding,
-    });
+    this.file = new SqliteConnection(
+      path,
+      { synchronous, quickCheck: options.quickCheck ?? true, nativeBinding: options.nativeBinding },
+      () => {
+        this.executions.clear();
+        this.lastSeqs.clear();
+      },
+    );
     try {
       this.q = prepareStatements(this.file.db);
       if (this.file.converted !== undefined) copyInto(this, this.file.converted);
@@ -127,15 +138,24 @@ export class SqliteStore implements Store {
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
-    this.file.write(() => this.q.insertExecution.run(executionParams(row)));
+    const params = executionParams(row);
+    this.file.write(() => this.q.insertExecution.run(params));
+    this.executions.set(row.id, executionRow(params));
   }
 
   updateExecution(row: ExecutionRow): void {
-    this.update(this.q.updateExecution, executionParams(row), `execution ${row.id}`);
+    const params = executionParams(row);
+    this.update(this.q.updateExecution, params, `execution ${row.id}`);
+    this.executions.set(row.id, executionRow(params));
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return this.one(this.q.getExecution, executionRow, id);
+    let row = this.executions.get(id);
+    if (row === undefined) {
+      row = this.one(this.q.getExecution, executionRow, id) ?? null;
+      this.executions.set(id, row);
+    }
+    return row ?? undefined;
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
@@ -181,6 +201,8 @@ export class SqliteStore implements Store {
     this.file.write(() => {
       for (const stmt of this.q.deleteExecution) stmt.run(id);
     });
+    this.executions.set(id, null);
+    this.lastSeqs.set(id, 0);
   }
 
   // --- events ---------------------------------------------------------------------------------
@@ -189,6 +211,7 @@ export class SqliteStore implements Store {
     return this.file.write(() => {
       const seq = this.lastEventSeq(executionId) + 1;
       this.q.insertEvent.run(executionId, seq, type, payloadJson, occurredAt);
+      this.lastSeqs.set(executionId, seq);
       return seq;
     });
   }
@@ -198,7 +221,12 @@ export class SqliteStore implements Store {
   }
 
   lastEventSeq(executionId: string): number {
-    return this.q.lastEventSeq.get(executionId) as number;
+    let seq = this.lastSeqs.get(executionId);
+    if (seq === undefined) {
+      seq = this.q.lastEventSeq.get(executionId) as number;
+      this.lastSeqs.set(executionId, seq);
+    }
+    return seq;
   }
 
   // --- steps ----------------------------------------------------------------------------------
@@ -220,7 +248,10 @@ export class SqliteStore implements Store {
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    return this.listSteps(executionId).filter((s) => statuses.includes(s.status));
+    // One statement per number of statuses; the status index visits the matching steps only.
+    const list = statuses.map(() => "?").join(", ");
+    const sql = `SELECT * FROM steps INDEXED BY steps_status_idx WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
+    return this.all(this.q.cached(sql), stepRow, executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
