@@ -20,6 +20,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { ConfigurationError } from "@rebuno/protocol";
 import type Database from "better-sqlite3";
 import type { MemoryStore } from "./memory.js";
 import { loadSqliteDriver, openSqliteDatabase } from "./sqlite-driver.js";
@@ -37,6 +38,24 @@ import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError 
 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
+
+/** Options for `SqliteStore` (sqlite.ts). */
+export interface SqliteStoreOptions {
+  /**
+   * `NORMAL` (default) survives a process crash (SIGKILL) without losing a committed batch: in WAL
+   * mode the log is written before the commit returns, only an OS crash can lose the tail. `FULL`
+   * also fsyncs on every commit, for power-loss durability.
+   */
+  readonly synchronous?: "NORMAL" | "FULL";
+  /**
+   * Run SQLite's `PRAGMA quick_check` over the whole file at open (default true). It reads every
+   * page, about a second per GB: turn it off for very large stores whose disk you trust. The seal
+   * (acknowledged commits) is checked either way.
+   */
+  readonly quickCheck?: boolean;
+  /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
+  readonly nativeBinding?: string;
+}
 
 /** Options of the file (see `SqliteStoreOptions`). */
 export interface ConnectionOptions {
@@ -100,9 +119,16 @@ export class SqliteConnection {
   /** `rolledBack` runs whenever SQLite undid writes (a throwing transaction, a failed commit). */
   constructor(
     readonly path: string,
-    options: ConnectionOptions,
+    given: SqliteStoreOptions,
     private readonly rolledBack: () => void = () => {},
   ) {
+    const synchronous = given.synchronous ?? "NORMAL";
+    if (synchronous !== "NORMAL" && synchronous !== "FULL") {
+      throw new ConfigurationError(
+        `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
+      );
+    }
+    const options: ConnectionOptions = { ...given, synchronous, quickCheck: given.quickCheck ?? true };
     loadSqliteDriver(path); // before touching the file: without better-sqlite3 nothing else matters
     const created = prepareStoreFile(path, options.nativeBinding);
     this.seal = new SealFile(path);
@@ -313,7 +339,7 @@ export class SqliteConnection {
    * and delete it, so for a damaged store the WAL as found is first copied aside (its damaged
    * frames are the only trace of what was lost); returns the error to throw.
    */
-  private abandon(err: unknown): unknown {
+  abandon(err: unknown): unknown {
     const wal = `${this.path}-wal`;
     let kept: string | undefined;
     if (StoreCorruptError.isInstance(err) && (statSync(wal, { throwIfNoEntry: false })?.size ?? 0) > 0) {
@@ -330,7 +356,7 @@ export class SqliteConnection {
       // The connection itself failed; the error being thrown already says why.
     }
     this.closed = true;
-    this.db.close();
+    if (this.db.open) this.db.close();
     this.seal.close();
     this.dropBackup(); // the file was left as it was
     return kept === undefined || !StoreCorruptError.isInstance(err)

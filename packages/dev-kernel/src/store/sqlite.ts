@@ -1,7 +1,6 @@
-import { ConfigurationError } from "@rebuno/protocol";
 import type Database from "better-sqlite3";
 import { BoundedCache } from "./bounded-cache.js";
-import { SqliteConnection } from "./sqlite-connection.js";
+import { SqliteConnection, type SqliteStoreOptions } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
 import {
   agentParams,
@@ -41,28 +40,12 @@ import type {
   Store,
 } from "./types.js";
 
-/** Options for {@link SqliteStore}. */
-export interface SqliteStoreOptions {
-  /**
-   * `NORMAL` (default) survives a process crash (SIGKILL) without losing a committed batch: in WAL
-   * mode the log is written before the commit returns, only an OS crash can lose the tail. `FULL`
-   * also fsyncs on every commit, for power-loss durability.
-   */
-  readonly synchronous?: "NORMAL" | "FULL";
-  /**
-   * Run SQLite's `PRAGMA quick_check` over the whole file at open (default true). It reads every
-   * page, about a second per GB: turn it off for very large stores whose disk you trust. The seal
-   * (acknowledged commits) is checked either way.
-   */
-  readonly quickCheck?: boolean;
-  /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
-  readonly nativeBinding?: string;
-}
+export type { SqliteStoreOptions };
 
 /**
  * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that `sqlite3` and any
  * SQL tool can read. Every write is a statement on those tables; every read an indexed query.
- * Nothing is kept in memory beyond SQLite's page cache. Transactions and group commit are the
+ * Memory holds SQLite's page cache and two bounded caches, nothing per stored execution. Transactions and group commit are the
  * connection's (sqlite-connection.ts): nothing may be acknowledged before `whenDurable()` resolved.
  * The file is locked for as long as the store is open (a second store on it fails with
  * `StoreLockedError`).
@@ -82,26 +65,15 @@ export class SqliteStore implements Store {
     readonly path: string,
     options: SqliteStoreOptions = {},
   ) {
-    const synchronous = options.synchronous ?? "NORMAL";
-    if (synchronous !== "NORMAL" && synchronous !== "FULL") {
-      throw new ConfigurationError(
-        `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
-      );
-    }
-    this.file = new SqliteConnection(
-      path,
-      { synchronous, quickCheck: options.quickCheck ?? true, nativeBinding: options.nativeBinding },
-      () => {
-        this.executions.clear();
-        this.lastSeqs.clear();
-      },
-    );
+    this.file = new SqliteConnection(path, options, () => {
+      this.executions.clear();
+      this.lastSeqs.clear();
+    });
     try {
       this.q = prepareStatements(this.file.db);
       if (this.file.converted !== undefined) copyInto(this, this.file.converted);
     } catch (err) {
-      this.file.close();
-      throw err;
+      throw this.file.abandon(err); // nothing of a conversion is committed
     }
     this.file.finishOpen();
   }
