@@ -3,24 +3,19 @@ import { BoundedCache } from "./bounded-cache.js";
 import { SqliteConnection, type SqliteStoreOptions } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
 import {
-  agentParams,
-  agentRow,
-  apiKeyParams,
-  apiKeyRow,
-  approvalParams,
-  approvalRow,
+  AGENTS,
+  API_KEYS,
+  APPROVALS,
+  CHECKPOINTS,
   type Columns,
-  checkpointParams,
-  checkpointRow,
-  dispatchParams,
-  dispatchRow,
-  eventRow,
-  executionParams,
-  executionRow,
-  resourceParams,
-  resourceRow,
-  stepParams,
-  stepRow,
+  DISPATCHES,
+  EVENTS,
+  EXECUTIONS,
+  fromColumns,
+  RESOURCES,
+  STEPS,
+  type TableSpec,
+  toColumns,
 } from "./sqlite-rows.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import type {
@@ -91,13 +86,13 @@ export class SqliteStore implements Store {
     this.file.close();
   }
 
-  private all<T>(stmt: Database.Statement, map: (c: Columns) => T, ...args: unknown[]): T[] {
-    return (stmt.all(...args) as Columns[]).map(map);
+  private all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
+    return (stmt.all(...args) as Columns[]).map((c) => fromColumns<T>(table, c));
   }
 
-  private one<T>(stmt: Database.Statement, map: (c: Columns) => T, ...args: unknown[]): T | undefined {
+  private one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
     const c = stmt.get(...args) as Columns | undefined;
-    return c === undefined ? undefined : map(c);
+    return c === undefined ? undefined : fromColumns<T>(table, c);
   }
 
   /** Run an UPDATE that must find its row (like the memory store, which throws otherwise). */
@@ -110,28 +105,28 @@ export class SqliteStore implements Store {
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
-    const params = executionParams(row);
+    const params = toColumns(EXECUTIONS, row);
     this.file.write(() => this.q.insertExecution.run(params));
-    this.executions.set(row.id, executionRow(params));
+    this.executions.set(row.id, fromColumns<ExecutionRow>(EXECUTIONS, params));
   }
 
   updateExecution(row: ExecutionRow): void {
-    const params = executionParams(row);
+    const params = toColumns(EXECUTIONS, row);
     this.update(this.q.updateExecution, params, `execution ${row.id}`);
-    this.executions.set(row.id, executionRow(params));
+    this.executions.set(row.id, fromColumns<ExecutionRow>(EXECUTIONS, params));
   }
 
   getExecution(id: string): ExecutionRow | undefined {
     let row = this.executions.get(id);
     if (row === undefined) {
-      row = this.one(this.q.getExecution, executionRow, id) ?? null;
+      row = this.one(this.q.getExecution, EXECUTIONS, id) ?? null;
       this.executions.set(id, row);
     }
     return row ?? undefined;
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.one(this.q.executionByKey, executionRow, agentId, idempotencyKey);
+    return this.one(this.q.executionByKey, EXECUTIONS, agentId, idempotencyKey);
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
@@ -142,7 +137,7 @@ export class SqliteStore implements Store {
     if (query.status !== undefined) where.push("status = ?") && args.push(query.status);
     if (query.beforeId !== undefined) where.push("id < ?") && args.push(query.beforeId);
     const sql = `SELECT * FROM executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.all(this.q.cached(sql), executionRow, ...args, query.limit);
+    return this.all(this.q.cached(sql), EXECUTIONS, ...args, query.limit);
   }
 
   countExecutions(): number {
@@ -150,23 +145,23 @@ export class SqliteStore implements Store {
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    return this.all(this.q.sessionExecutions, executionRow, session);
+    return this.all(this.q.sessionExecutions, EXECUTIONS, session);
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.all(this.q.childExecutions, executionRow, parentId);
+    return this.all(this.q.childExecutions, EXECUTIONS, parentId);
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.all(this.q.pastDeadline, executionRow, now);
+    return this.all(this.q.pastDeadline, EXECUTIONS, now);
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
-    return this.all(this.q.unsettledSubagents, executionRow);
+    return this.all(this.q.unsettledSubagents, EXECUTIONS);
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.all(this.q.terminalBefore, executionRow, cutoff, limit);
+    return this.all(this.q.terminalBefore, EXECUTIONS, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
@@ -189,7 +184,7 @@ export class SqliteStore implements Store {
   }
 
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.all(this.q.listEvents, eventRow, executionId, afterSeq, limit);
+    return this.all(this.q.listEvents, EVENTS, executionId, afterSeq, limit);
   }
 
   lastEventSeq(executionId: string): number {
@@ -204,30 +199,30 @@ export class SqliteStore implements Store {
   // --- steps ----------------------------------------------------------------------------------
 
   insertStep(row: StepRow): void {
-    this.file.write(() => this.q.insertStep.run(stepParams(row)));
+    this.file.write(() => this.q.insertStep.run(toColumns(STEPS, row)));
   }
 
   updateStep(row: StepRow): void {
-    this.update(this.q.updateStep, stepParams(row), `step ${row.stepId}`);
+    this.update(this.q.updateStep, toColumns(STEPS, row), `step ${row.stepId}`);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.one(this.q.getStep, stepRow, executionId, stepId);
+    return this.one(this.q.getStep, STEPS, executionId, stepId);
   }
 
   listSteps(executionId: string): StepRow[] {
-    return this.all(this.q.listSteps, stepRow, executionId);
+    return this.all(this.q.listSteps, STEPS, executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
     // One statement per number of statuses; the status index visits the matching steps only.
     const list = statuses.map(() => "?").join(", ");
     const sql = `SELECT * FROM steps INDEXED BY steps_status_idx WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
-    return this.all(this.q.cached(sql), stepRow, executionId, ...statuses);
+    return this.all(this.q.cached(sql), STEPS, executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.all(this.q.failedForCall, stepRow, executionId, kind, target, argsHash);
+    return this.all(this.q.failedForCall, STEPS, executionId, kind, target, argsHash);
   }
 
   // --- occurrence counters --------------------------------------------------------------------
@@ -253,27 +248,27 @@ export class SqliteStore implements Store {
   // --- dispatches -----------------------------------------------------------------------------
 
   insertDispatch(row: DispatchRow): void {
-    this.file.write(() => this.q.insertDispatch.run(dispatchParams(row)));
+    this.file.write(() => this.q.insertDispatch.run(toColumns(DISPATCHES, row)));
   }
 
   updateDispatch(row: DispatchRow): void {
     this.file.write(() => {
-      this.update(this.q.updateDispatch, dispatchParams(row), `dispatch ${row.id}`);
+      this.update(this.q.updateDispatch, toColumns(DISPATCHES, row), `dispatch ${row.id}`);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
       if (row.status === "exhausted") this.q.clearOccurrences.run(row.id);
     });
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return this.one(this.q.getDispatch, dispatchRow, id);
+    return this.one(this.q.getDispatch, DISPATCHES, id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.all(this.q.activeDispatches, dispatchRow, executionId);
+    return this.all(this.q.activeDispatches, DISPATCHES, executionId);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.all(this.q.dueDispatches, dispatchRow, now, limit);
+    return this.all(this.q.dueDispatches, DISPATCHES, now, limit);
   }
 
   nextDispatchDueAt(): number | undefined {
@@ -281,53 +276,53 @@ export class SqliteStore implements Store {
   }
 
   listExpiredLeases(now: number): DispatchRow[] {
-    return this.all(this.q.expiredLeases, dispatchRow, now);
+    return this.all(this.q.expiredLeases, DISPATCHES, now);
   }
 
   // --- approvals ------------------------------------------------------------------------------
 
   insertApproval(row: ApprovalRow): void {
-    this.file.write(() => this.q.insertApproval.run(approvalParams(row)));
+    this.file.write(() => this.q.insertApproval.run(toColumns(APPROVALS, row)));
   }
 
   updateApproval(row: ApprovalRow): void {
-    this.update(this.q.updateApproval, approvalParams(row), `approval ${row.id}`);
+    this.update(this.q.updateApproval, toColumns(APPROVALS, row), `approval ${row.id}`);
   }
 
   getApproval(id: string): ApprovalRow | undefined {
-    return this.one(this.q.getApproval, approvalRow, id);
+    return this.one(this.q.getApproval, APPROVALS, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
     return status === undefined
-      ? this.all(this.q.allApprovals, approvalRow)
-      : this.all(this.q.approvalsWithStatus, approvalRow, status);
+      ? this.all(this.q.allApprovals, APPROVALS)
+      : this.all(this.q.approvalsWithStatus, APPROVALS, status);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.all(this.q.pendingApprovals, approvalRow, executionId);
+    return this.all(this.q.pendingApprovals, APPROVALS, executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.one(this.q.pendingApprovalForStep, approvalRow, executionId, stepId);
+    return this.one(this.q.pendingApprovalForStep, APPROVALS, executionId, stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.all(this.q.expiredApprovals, approvalRow, now);
+    return this.all(this.q.expiredApprovals, APPROVALS, now);
   }
 
   // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
-    this.file.write(() => this.q.putAgent.run(agentParams(row)));
+    this.file.write(() => this.q.putAgent.run(toColumns(AGENTS, row)));
   }
 
   getAgent(id: string): AgentRow | undefined {
-    return this.one(this.q.getAgent, agentRow, id);
+    return this.one(this.q.getAgent, AGENTS, id);
   }
 
   listAgents(): AgentRow[] {
-    return this.all(this.q.listAgents, agentRow);
+    return this.all(this.q.listAgents, AGENTS);
   }
 
   deleteAgent(id: string): void {
@@ -337,54 +332,54 @@ export class SqliteStore implements Store {
   // --- api keys -------------------------------------------------------------------------------
 
   insertApiKey(row: ApiKeyRow): void {
-    this.file.write(() => this.q.insertApiKey.run(apiKeyParams(row)));
+    this.file.write(() => this.q.insertApiKey.run(toColumns(API_KEYS, row)));
   }
 
   updateApiKey(row: ApiKeyRow): void {
-    this.update(this.q.updateApiKey, apiKeyParams(row), `api key ${row.id}`);
+    this.update(this.q.updateApiKey, toColumns(API_KEYS, row), `api key ${row.id}`);
   }
 
   getApiKey(id: string): ApiKeyRow | undefined {
-    return this.one(this.q.getApiKey, apiKeyRow, id);
+    return this.one(this.q.getApiKey, API_KEYS, id);
   }
 
   findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.one(this.q.apiKeyByHash, apiKeyRow, tokenHash);
+    return this.one(this.q.apiKeyByHash, API_KEYS, tokenHash);
   }
 
   listApiKeys(): ApiKeyRow[] {
-    return this.all(this.q.listApiKeys, apiKeyRow);
+    return this.all(this.q.listApiKeys, API_KEYS);
   }
 
   // --- resources and checkpoints ---------------------------------------------------------------
 
   putResource(row: ResourceRow): void {
-    this.file.write(() => this.q.putResource.run(resourceParams(row)));
+    this.file.write(() => this.q.putResource.run(toColumns(RESOURCES, row)));
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.one(this.q.getResource, resourceRow, executionId, key);
+    return this.one(this.q.getResource, RESOURCES, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return this.all(this.q.listResources, resourceRow, executionId);
+    return this.all(this.q.listResources, RESOURCES, executionId);
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
     return this.file.write(() => {
       const seq = (this.q.lastCheckpointSeq.get(row.executionId, row.key) as number) + 1;
-      this.q.insertCheckpoint.run(checkpointParams({ ...row, seq }));
+      this.q.insertCheckpoint.run(toColumns(CHECKPOINTS, { ...row, seq }));
       return seq;
     });
   }
 
   updateCheckpoint(row: CheckpointRow): void {
-    this.update(this.q.updateCheckpoint, checkpointParams(row), `checkpoint ${row.key}#${row.seq}`);
+    this.update(this.q.updateCheckpoint, toColumns(CHECKPOINTS, row), `checkpoint ${row.key}#${row.seq}`);
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
     return key === undefined
-      ? this.all(this.q.allCheckpoints, checkpointRow, executionId)
-      : this.all(this.q.keyCheckpoints, checkpointRow, executionId, key);
+      ? this.all(this.q.allCheckpoints, CHECKPOINTS, executionId)
+      : this.all(this.q.keyCheckpoints, CHECKPOINTS, executionId, key);
   }
 }
