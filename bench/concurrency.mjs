@@ -1,4 +1,4 @@
-// B5 of reliability-perf: many executions in flight in ONE agent process against the dev kernel.
+// B5 of docs/benchmarks.md: many executions in flight in ONE agent process against the dev kernel.
 //
 //   pnpm tsc -b && node --expose-gc bench/concurrency.mjs [--quick] [--levels 1,100,1000,10000]
 //

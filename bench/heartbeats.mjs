@@ -1,4 +1,4 @@
-// B6 of reliability-perf: lease renewal lateness under load and event-loop blocks.
+// B6 of docs/benchmarks.md: lease renewal lateness under load and event-loop blocks.
 //
 //   pnpm tsc -b && node bench/heartbeats.mjs [--quick] [--executions 1000] [--blocks 0,10,50,100,500]
 //

@@ -1,4 +1,4 @@
-// Benchmarks B7 and B8 of reliability-perf §4 for the dev kernel.
+// Benchmarks B7 and B8 of docs/benchmarks.md for the dev kernel.
 //
 //   pnpm tsc -b packages/dev-kernel && node --expose-gc bench/kernel.mjs [--quick] [--profile DIR] [--b8-sqlite] [--check]
 //                                                                        [--baseline REF]
@@ -14,8 +14,8 @@
 //   Fairness: the kernel and the raw server both run in a child process over loopback, so the
 //   client side (this process) is byte-for-byte the same code for both. Subjects are interleaved
 //   in rounds (raw, memory, sqlite, raw, …) after a warm-up.
-//   Goals: memory ≥ 0.5 × raw HTTP; SQLite ≥ 0.5 × min(raw HTTP, raw insert) (reliability-perf
-//   §4 B7 (b)); the ratio against the raw insert rate alone is reported too.
+//   Goals: memory ≥ 0.5 × raw HTTP; SQLite ≥ 0.5 × min(raw HTTP, raw insert) (docs/benchmarks.md
+//   B7 (b)); the ratio against the raw insert rate alone is reported too.
 // B8 — heap growth of the kernel process over 10,000 steps in one execution (forced GC in the
 //   child), compared with the bytes the API keeps by design: the steps and events JSON as served.
 //   Goal: growth ≤ retained × 1.1.

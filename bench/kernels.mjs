@@ -1,4 +1,4 @@
-// B12 of reliability-perf: kernels side by side on one workload, with the same SDK agent.
+// B12 of docs/benchmarks.md: kernels side by side on one workload, with the same SDK agent.
 //
 //   pnpm tsc -b && node --expose-gc bench/kernels.mjs [--quick] [--steps 10] [--only memory,sqlite,go-dev,go-server]
 //

@@ -1,4 +1,4 @@
-// Micro-benchmarks B9–B11 of reliability-perf §4: the per-request CPU pieces of the hot path.
+// Micro-benchmarks B9–B11 of docs/benchmarks.md: the per-request CPU pieces of the hot path.
 //
 //   pnpm tsc -b && node --expose-gc bench/micro.mjs [--quick] [--check]
 //

@@ -1,4 +1,4 @@
-// B14 of reliability-perf: durable-execution peers side by side on one workload.
+// B14 of docs/benchmarks.md: durable-execution peers side by side on one workload.
 //
 //   pnpm tsc -b && node bench/peers.mjs [--quick] [--rounds 5] [--only sqlite-full,restate,dbos]
 //                                       [--no-fsyncs] [--profile DIR] [--baseline REF]

@@ -9,7 +9,7 @@
 // linear). For scale, V8's backtracking `RegExp` (what the kernel used before) is timed on the
 // hostile patterns at a few dozen characters only: each extra character roughly doubles its time
 // (`^(a+)+$` took 16.9 s at 28 characters on the 2-core dev machine).
-import { compilePolicyBundle } from "@rebuno/dev-kernel";
+import { compilePolicyBundle } from "@rebuno/policy";
 import { environment, ratio, report, round, summarize } from "./lib/stats.mjs";
 
 const QUICK = process.argv.includes("--quick");

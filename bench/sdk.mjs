@@ -1,4 +1,4 @@
-// Benchmarks B1–B4 of reliability-perf §4 for the SDK: a no-op tool call through a real Agent.
+// Benchmarks B1–B4 of docs/benchmarks.md for the SDK: a no-op tool call through a real Agent.
 //
 //   pnpm tsc -b && node --expose-gc bench/sdk.mjs [--quick] [--calls 2000] [--check]
 //
@@ -540,7 +540,7 @@ async function b4({ sdk, Client }, b1MeanUs) {
       liveStepsPerSec: round(liveRate, 0),
       replayStepsPerSec: round(replayRate, 0),
       replayVsLive: ratio(replayRate, liveRate),
-      // reliability-perf §4 names the live B1 rate; B1's step is measured with more samples.
+      // docs/benchmarks.md B1 names the live rate; B1's step is measured with more samples.
       b1LiveStepsPerSec: round(1e6 / b1MeanUs, 0),
       replayVsB1Live: ratio(replayRate, 1e6 / b1MeanUs),
       kernelRequestsDuringReplay: requests,
@@ -549,7 +549,7 @@ async function b4({ sdk, Client }, b1MeanUs) {
       firstNewStepUs: round(h.firstNewStepUs),
       redeliveryWaitMs,
     };
-    const pageBound = Math.ceil(n / 100) + 1; // reliability-perf §4 B4, with a page of 100 steps
+    const pageBound = Math.ceil(n / 100) + 1; // docs/benchmarks.md B4, with a page of 100 steps
     out.goals = [
       {
         goal: `B4 N=${n} replay ≥ 10 × live step rate`,

@@ -1,5 +1,5 @@
 // Benchmark: a signed kernel round trip through @rebuno/kernel-transport vs a raw signed
-// undici.request to the same loopback server (reliability-perf §4, B1/B3/B9 for the transport).
+// undici.request to the same loopback server (docs/benchmarks.md B1/B3/B9, for the transport).
 //
 //   pnpm tsc -b packages/kernel-transport && node bench/transport.mjs [--iterations 5000] [--check]
 //

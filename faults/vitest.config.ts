@@ -21,7 +21,7 @@ export default defineConfig({
       "packages/dev-kernel/test/bad-input.test.ts",
       "packages/dev-kernel/test/sqlite-damage.test.ts",
       "packages/dev-kernel/test/http-rejections.test.ts",
-      "packages/dev-kernel/test/policy/regex.test.ts",
+      "packages/policy/test/regex.test.ts",
       "packages/sdk/test/integration/kernel-outage.test.ts",
       "packages/sdk/test/webhook-fuzz.test.ts",
     ],

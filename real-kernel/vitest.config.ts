@@ -12,6 +12,7 @@ export default defineConfig({
       "@rebuno/protocol": src("protocol"),
       "@rebuno/kernel-transport": src("kernel-transport"),
       "@rebuno/client": src("client"),
+      "@rebuno/policy": src("policy"),
       "@rebuno/dev-kernel": src("dev-kernel"),
       "@rebuno/sdk": src("sdk"),
       "@rebuno/testing": src("testing"),

@@ -11,7 +11,10 @@
 // 3. with `--node` (default: this Node): type-check and compile a consumer with `skipLibCheck:
 //    false`, run examples/hello on the embedded dev kernel (memory store), a framework adapter,
 //    @rebuno/testing's TestEnvironment, the SQLite store's missing-driver error, and
-//    examples/legacy-decorators compiled with experimentalDecorators + emitDecoratorMetadata.
+//    examples/legacy-decorators compiled with experimentalDecorators + emitDecoratorMetadata, and
+//    @rebuno/policy run from its tarball without a kernel;
+// 4. npm: @rebuno/dev-kernel installed alone brings no HTTP client (ky, undici, our transport or
+//    client) and not the console.
 // Needs a prior `tsc -b` (packs dist/). The last line is `N passed, M failed`.
 import { execFileSync, spawnSync } from "node:child_process";
 import {
@@ -185,15 +188,24 @@ const CONSUMER = `// Type-checks the public surface from the tarballs with skipL
 import { Client, type Event, NotFoundError, RebunoError } from "@rebuno/client";
 import { startDevKernel, SqliteUnavailableError } from "@rebuno/dev-kernel";
 import { createHttpCore } from "@rebuno/kernel-transport";
+import { consoleAssetsDir } from "@rebuno/console";
+import { parseCliArgs } from "@rebuno/dev";
+import { compilePolicyBundle, evaluatePolicyStep } from "@rebuno/policy";
 import { canonicalJson, ToolError } from "@rebuno/protocol";
 import { Agent, step, Toolbox, tool, toOpenAITools } from "@rebuno/sdk";
 import { TestEnvironment, withToolContext } from "@rebuno/testing";
+
+// The policy engine from its own tarball, without a kernel (what \`rebuno policy test\` runs).
+const verdict = evaluatePolicyStep(compilePolicyBundle("default_action: deny\\n"), { target: "x" });
+if (verdict.decision !== "deny") throw new Error(\`policy: \${JSON.stringify(verdict)}\`);
+console.log("policy ok", verdict.decision);
 
 export function stepIds(events: readonly Event[]): string[] {
   return events.flatMap((e) => (e.type === "step.succeeded" ? [e.payload.step_id] : []));
 }
 export const surface = [Client, NotFoundError, RebunoError, startDevKernel, SqliteUnavailableError, createHttpCore,
-  canonicalJson, ToolError, Agent, step, Toolbox, tool, toOpenAITools, TestEnvironment, withToolContext];
+  canonicalJson, ToolError, Agent, step, Toolbox, tool, toOpenAITools, TestEnvironment, withToolContext,
+  consoleAssetsDir, parseCliArgs];
 `;
 
 const ADAPTER = `// A framework adapter from the tarball: Vercel AI SDK tools (with ai's jsonSchema) and OpenAI
@@ -275,6 +287,14 @@ try {
 }
 `;
 
+/** Installed package names under `dir`/node_modules (scoped ones as @scope/name). */
+function installedNames(dir) {
+  const nm = path.join(dir, "node_modules");
+  return readdirSync(nm).flatMap((name) =>
+    name.startsWith("@") ? readdirSync(path.join(nm, name)).map((n) => `${name}/${n}`) : [name],
+  );
+}
+
 const TSCONFIG = (extra) => ({
   compilerOptions: {
     target: "ES2022",
@@ -308,6 +328,29 @@ check(`node to run the consumer: ${NODE}`, () => {
   return nodeVersion;
 });
 console.log(`projects in ${work}`);
+
+// `npm install @rebuno/dev-kernel` alone: the kernel library brings no HTTP client (no ky, no
+// undici, neither our transport nor our client) and not the console.
+if (PMS.includes("npm") && tarballs.has("@rebuno/dev-kernel")) {
+  check("npm: @rebuno/dev-kernel alone installs no HTTP client and no console", () => {
+    const dir = path.join(work, "dev-kernel-alone");
+    mkdirSync(dir, { recursive: true });
+    const ours = Object.fromEntries([...tarballs].map(([name, file]) => [name, `file:${file}`]));
+    const manifest = {
+      name: "rebuno-dev-kernel-alone",
+      private: true,
+      dependencies: { "@rebuno/dev-kernel": ours["@rebuno/dev-kernel"] },
+      overrides: ours,
+    };
+    writeFileSync(path.join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    run("npm", ["install", "--omit=optional", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir });
+    const names = installedNames(dir).filter((n) => !n.startsWith("."));
+    const unwanted = ["ky", "undici", "@rebuno/kernel-transport", "@rebuno/client", "@rebuno/console"];
+    const found = unwanted.filter((n) => names.includes(n));
+    if (found.length > 0) throw new Error(`installed ${found.join(", ")}: ${names.join(" ")}`);
+    return names.join(" ");
+  });
+}
 
 for (const pm of PMS) {
   if (tarballs.size !== packages.length || nodeVersion === undefined) break;
@@ -396,6 +439,10 @@ for (const pm of PMS) {
         throw new Error(`expected two completed executions\n${out}`);
       return "2 executions completed";
     });
+    check(`${pm}: the consumer runs: @rebuno/policy evaluates a bundle without a kernel`, () => {
+      const out = run(NODE, ["dist/consumer.js"], { cwd: dir, timeout: 120_000 });
+      if (!out.includes("policy ok deny")) throw new Error(`no policy verdict\n${out}`);
+    });
     check(`${pm}: framework adapter (toVercelTools with ai's jsonSchema, toOpenAITools)`, () => {
       run(NODE, ["dist/adapter.js"], { cwd: dir, timeout: 120_000 });
     });
@@ -416,7 +463,7 @@ for (const pm of PMS) {
         cwd: dir,
       });
       const db = path.join(dir, "cli-store.db");
-      const bin = path.join(dir, "node_modules", "@rebuno", "dev-kernel", "bin", "rebuno-dev.js");
+      const bin = path.join(dir, "node_modules", "@rebuno", "dev", "bin", "rebuno-dev.js");
       const r = spawnSync(NODE, [bin, "--store", `sqlite:${db}`, "--listen", "127.0.0.1:0"], {
         cwd: dir,
         env: cleanEnv(),

@@ -52,7 +52,7 @@ const BESIDE = {
     "malformed request lines and headers at the socket level, slow and oversized bodies",
     "a JSON error answer (or a clean close), the kernel keeps serving",
   ],
-  "packages/dev-kernel/test/policy/regex.test.ts": [
+  "packages/policy/test/regex.test.ts": [
     "Hostile input",
     "pathological policy patterns (catastrophic backtracking in other engines)",
     "evaluation in linear time; Go's syntax accepted and refused as Go does",

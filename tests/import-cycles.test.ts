@@ -1,6 +1,12 @@
 // No import cycles inside any package's src/: every relative import (type-only ones included, and
 // `export … from`) is an edge, and each package's graph must be acyclic. A cycle found here is
 // named file by file so it can be broken where it was introduced.
+//
+// No loops between folders either: with every file of a folder under src/ taken as one node, the
+// folders must form a DAG too (runtime/ may import tools/ or the reverse, never both). A file
+// directly in src/ is a node of its own: the root holds the package's entry and composition files
+// (index.ts, kernel.ts, program.ts) beside shared leaves (errors.ts, tool-types.ts), so taking the
+// root as one node would make every folder "loop" through the barrel that re-exports it.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,6 +87,38 @@ function findCycles(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
+/** The node a file belongs to: its folder under src/ (`runtime/`), or the file itself at the root. */
+function folderOf(srcDir: string, file: string): string {
+  const folder = relative(srcDir, dirname(file));
+  return folder === "" ? relative(srcDir, file) : `${folder}/`;
+}
+
+/** The file graph collapsed to folders; each edge remembers one file-level import that makes it. */
+function folderGraph(srcDir: string, files: Map<string, string[]>): Map<string, string[]> {
+  const graph = new Map<string, Set<string>>();
+  for (const [file, targets] of files) {
+    const from = folderOf(srcDir, file);
+    const edges = graph.get(from) ?? new Set<string>();
+    graph.set(from, edges);
+    for (const target of targets) {
+      const to = folderOf(srcDir, target);
+      if (to !== from) edges.add(to);
+    }
+  }
+  return new Map([...graph].map(([node, edges]) => [node, [...edges].sort()]));
+}
+
+/** For a folder loop: the imports that make it, `from → to` per file, so it can be broken. */
+function loopImports(srcDir: string, files: Map<string, string[]>, loop: readonly string[]): string[] {
+  const members = new Set(loop);
+  return [...files].flatMap(([file, targets]) =>
+    targets
+      .filter((t) => folderOf(srcDir, t) !== folderOf(srcDir, file))
+      .filter((t) => members.has(folderOf(srcDir, file)) && members.has(folderOf(srcDir, t)))
+      .map((t) => `${relative(srcDir, file)} → ${relative(srcDir, t)}`),
+  );
+}
+
 const packages = readdirSync(join(root, "packages")).filter((dir) =>
   existsSync(join(root, "packages", dir, "src")),
 );
@@ -116,5 +154,43 @@ describe("import cycles", () => {
     expect(graph.size).toBeGreaterThan(0);
     const cycles = findCycles(graph).map((cycle) => cycle.map((file) => relative(root, file)));
     expect(cycles).toEqual([]);
+  });
+
+  test("the folder graph collapses files into folders and finds a planted folder loop", () => {
+    const files = new Map([
+      ["/p/src/index.ts", ["/p/src/runtime/call.ts", "/p/src/tools/callable.ts"]],
+      ["/p/src/runtime/call.ts", ["/p/src/tools/spec.ts", "/p/src/types.ts"]],
+      ["/p/src/tools/callable.ts", ["/p/src/runtime/call.ts"]],
+      ["/p/src/tools/spec.ts", ["/p/src/types.ts"]],
+      ["/p/src/types.ts", []],
+    ]);
+    const graph = folderGraph("/p/src", files);
+    expect(graph.get("index.ts")).toEqual(["runtime/", "tools/"]);
+    // No file cycle, yet runtime/ and tools/ import each other.
+    expect(findCycles(files)).toEqual([]);
+    const loops = findCycles(graph);
+    expect(loops).toEqual([["runtime/", "tools/"]]);
+    expect(loopImports("/p/src", files, loops[0]!)).toEqual([
+      "runtime/call.ts → tools/spec.ts",
+      "tools/callable.ts → runtime/call.ts",
+    ]);
+    // Moving the shared spec below both folders breaks the loop.
+    files.set("/p/src/runtime/call.ts", ["/p/src/spec.ts", "/p/src/types.ts"]);
+    expect(findCycles(folderGraph("/p/src", files))).toEqual([]);
+  });
+
+  test.each(packages)("packages/%s/src has no loop between folders", (pkg) => {
+    const srcDir = join(root, "packages", pkg, "src");
+    const files = importGraph(srcDir);
+    // The rule that root files are nodes of their own rests on this: the entry re-exports, nothing
+    // inside the package imports it back.
+    const entry = join(srcDir, "index.ts");
+    const importersOfEntry = [...files].filter(([, targets]) => targets.includes(entry)).map(([f]) => f);
+    expect(importersOfEntry).toEqual([]);
+    const loops = findCycles(folderGraph(srcDir, files)).map((loop) => ({
+      loop,
+      imports: loopImports(srcDir, files, loop),
+    }));
+    expect(loops).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { PEERS_DIR } from "./install.mjs";
 
 const ROOT = join(PEERS_DIR, "..", "..");
-const REBUNO_DEV = join(ROOT, "packages", "dev-kernel", "bin", "rebuno-dev.js");
+const REBUNO_DEV = join(ROOT, "packages", "dev", "bin", "rebuno-dev.js");
 
 /** Resolve when `pattern` appears in the child's output; reject on exit or after `timeoutMs`. */
 function waitForOutput(child, pattern, what, timeoutMs = 60_000) {

@@ -74,7 +74,7 @@ try {
     ts_wall_us_per_step: Math.round(mean(ts, "wallUs")),
   };
   result.ratio = Number((result.python_us_per_step / result.ts_us_per_step).toFixed(2));
-  // B13 of reliability-perf: ours at least 3× faster per step than the official Python SDK.
+  // B13 of docs/benchmarks.md: ours at least 3× faster per step than the official Python SDK.
   result.goals = [{ goal: "Python µs/step ÷ ours ≥ 3×", value: result.ratio, pass: result.ratio >= 3 }];
   // The Go kernel row is not run: rebuno==0.29.2 reads `dispatch_attempt` from the webhook body,
   // which the Go snapshot does not send (KeyError), so the Python agent cannot run there.

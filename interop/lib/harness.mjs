@@ -14,7 +14,7 @@ export const PYTHON = path.join(PY_DIR, ".venv/bin/python");
 export const OUT_DIR = path.join(ROOT, "interop/.out");
 // Override to run another launcher with the same CLI (`--config`, `--listen`, `--store`).
 const DEV_KERNEL_BIN =
-  process.env.INTEROP_DEV_KERNEL_BIN ?? path.join(ROOT, "packages/dev-kernel/bin/rebuno-dev.js");
+  process.env.INTEROP_DEV_KERNEL_BIN ?? path.join(ROOT, "packages/dev/bin/rebuno-dev.js");
 // INTEROP_KERNEL=go runs the real Go kernel instead (`rebuno dev --listen-addr … --config …`, built
 // from REBUNO_KERNEL_SRC by scripts/real-kernel.mjs). It is the older protocol generation: our
 // client and TS agents are set to `legacy`; the Python SDK has no such setting and gets 401s.

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 const run = promisify(execFile);
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const ROOT = here("../../../");
-const KERNEL_BIN = here("../../../packages/dev-kernel/bin/rebuno-dev.js");
+const KERNEL_BIN = here("../../../packages/dev/bin/rebuno-dev.js");
 const CLI_BIN = here("../../../packages/cli/bin/rebuno.js");
 const children: ChildProcess[] = [];
 

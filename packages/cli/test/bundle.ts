@@ -2,12 +2,10 @@
  * The `rebuno` entry point (src/main.ts) compiled once per test file with esbuild (what tsx uses
  * too), so each of the many command runs starts a plain `node` process in a fraction of the time
  * tsx needs to transpile every source file again. Workspace packages resolve to their sources, as
- * in vitest; third-party code is bundled too, except better-sqlite3 (a native addon), which is
- * loaded from where the dev kernel's own install has it.
+ * in vitest; third-party code is bundled too.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -17,7 +15,7 @@ const SOURCES: Record<string, string> = {
   "@rebuno/protocol": "packages/protocol/src/index.ts",
   "@rebuno/kernel-transport": "packages/kernel-transport/src/index.ts",
   "@rebuno/client": "packages/client/src/index.ts",
-  "@rebuno/dev-kernel": "packages/dev-kernel/src/index.ts",
+  "@rebuno/policy": "packages/policy/src/index.ts",
   "#crypto": "packages/protocol/src/crypto-node.ts",
   "#engine": "packages/kernel-transport/src/engine-node.ts",
 };
@@ -33,7 +31,6 @@ export async function bundleCli(): Promise<Bundle> {
   // then reads the CLI's own package.json (its version). `.tmp/` is git-ignored.
   const dir = join(root, "packages/cli/.tmp");
   mkdirSync(dir, { recursive: true });
-  const sqlite = createRequire(join(root, "packages/dev-kernel/package.json")).resolve("better-sqlite3");
   const path = join(dir, `rebuno-${randomBytes(4).toString("hex")}.mjs`);
   await build({
     entryPoints: [join(root, "packages/cli/src/main.ts")],
@@ -55,7 +52,6 @@ export async function bundleCli(): Promise<Bundle> {
             const source = SOURCES[args.path];
             return source === undefined ? undefined : { path: join(root, source) };
           });
-          b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true }));
         },
       },
     ],

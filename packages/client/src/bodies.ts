@@ -1,5 +1,5 @@
 /**
- * camelCase call options → exact snake_case request bodies for the bearer routes (protocol §4).
+ * camelCase call options → exact snake_case request bodies for the bearer routes (docs/protocol.md §4).
  * The kernel decodes bodies strictly (an unknown field is a 400), so every builder emits only the
  * documented fields and leaves empty optional values out instead of sending `""` or `null`.
  */
@@ -7,7 +7,7 @@ import { type ApiKeyScope, type SpawnedBy, toWireJson, ValidationError } from "@
 
 /** Options of `Client.create`. Empty strings count as "not given". */
 export interface CreateExecutionOptions {
-  /** Session the execution joins; it runs once the session is free (protocol §1.7). */
+  /** Session the execution joins; it runs once the session is free (docs/protocol.md §1.7). */
   readonly session?: string | undefined;
   /** Continue this completed execution of the same agent (a branch); the session must be new. */
   readonly parentExecutionId?: string | undefined;
@@ -16,7 +16,7 @@ export interface CreateExecutionOptions {
    * also lets the client retry the create after a lost response.
    */
   readonly idempotencyKey?: string | undefined;
-  /** Makes the execution a subagent of this parent step (protocol §8). */
+  /** Makes the execution a subagent of this parent step (docs/protocol.md §8). */
   readonly spawnedBy?: SpawnedBy | undefined;
 }
 
@@ -56,7 +56,7 @@ export interface CreateApiKeyOptions {
   readonly scopes: readonly ApiKeyScope[];
 }
 
-/** Which past executions a policy test replays (protocol §4.14). */
+/** Which past executions a policy test replays (docs/protocol.md §4.14). */
 export interface PolicyTestExecutions {
   readonly session?: string | undefined;
   /** RFC 3339 lower bound on creation time. */

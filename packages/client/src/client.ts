@@ -107,7 +107,7 @@ export interface CallOptions {
 /**
  * Result of `Client.testPolicy`, as the kernel sends it (snake_case). The kernel reports each
  * case's decision and a count of mismatches; the exact field names are not specified
- * (protocol §4.14), so the object is passed through unchanged.
+ * (docs/protocol.md §4.14), so the object is passed through unchanged.
  */
 export type PolicyTestResult = Readonly<Record<string, unknown>>;
 

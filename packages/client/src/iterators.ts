@@ -50,7 +50,7 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 300_000;
 export const DEFAULT_EVENTS_LIMIT = 100;
 
 // Event types after which an execution's log is complete: the terminal transition and its
-// companion events are appended in one transaction (protocol §1.6, §4.6, §4.13).
+// companion events are appended in one transaction (docs/protocol.md §1.6, §4.6, §4.13).
 const TERMINAL_EVENT_TYPES = new Set(["execution.completed", "execution.failed", "execution.cancelled"]);
 
 function checkPositive(value: number, what: string): number {

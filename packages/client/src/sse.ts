@@ -1,5 +1,5 @@
 /**
- * Server-sent events decoding for `GET /v0/executions/{id}/stream` (protocol §4.5).
+ * Server-sent events decoding for `GET /v0/executions/{id}/stream` (docs/protocol.md §4.5).
  *
  * The kernel writes frames `data: {"step_id":"…","seq":N,"data":"…"}\n\n` and a comment
  * `: keep-alive\n\n` every 15 s. Network chunks do not respect any of those boundaries: a frame,

@@ -1,4 +1,3 @@
-import type { CorsOrigins } from "./http/cors.js";
 import type { IdGenerator } from "./ids.js";
 import type { SqliteStoreOptions } from "./store/sqlite.js";
 import type { Store } from "./store/types.js";
@@ -6,7 +5,13 @@ import type { Store } from "./store/types.js";
 /** A `fetch`-compatible function (global `fetch`, or an in-process agent's handler). */
 export type FetchLike = (input: Request) => Promise<Response>;
 
-/** An agent to register at start-up (protocol §13.1 provisioning, camelCase). */
+/**
+ * Allowed origins: `"*"` (any) or exact origins such as `http://localhost:5173`. Declared with the
+ * options (not in http/cors.ts) so that config, which engine/ reads, imports nothing from http/.
+ */
+export type CorsOrigins = "*" | readonly string[];
+
+/** An agent to register at start-up (docs/protocol.md §13.1 provisioning, camelCase). */
 export interface AgentProvision {
   readonly id: string;
   readonly webhookUrl: string;
@@ -24,7 +29,7 @@ export interface ApiKeyProvision {
   readonly scopes: readonly string[];
 }
 
-/** Dispatch (webhook delivery) settings; defaults follow protocol §7 and §13.2. */
+/** Dispatch (webhook delivery) settings; defaults follow docs/protocol.md §7 and §13.2. */
 export interface DispatchOptions {
   /** Delivers webhooks. Default: a node:http POST on a keep-alive agent (engine/webhook-post.ts). Tests deliver in process without sockets. */
   readonly fetch?: FetchLike | undefined;

@@ -1,6 +1,6 @@
 /**
  * Kernel-side constructors for the protocol error family, with Go-style messages
- * (`"<sentinel>: <detail>"`, protocol §2). Route code throws these; the core turns any
+ * (`"<sentinel>: <detail>"`, docs/protocol.md §2). Route code throws these; the core turns any
  * `KernelError` into the `{code, message}` envelope with its status.
  */
 import {

@@ -3,11 +3,11 @@
 export type {
   AgentProvision,
   ApiKeyProvision,
+  CorsOrigins,
   DevKernelOptions,
   DispatchOptions,
   FetchLike,
 } from "./config.js";
-export type { CorsOrigins } from "./http/cors.js";
 export type { CoreHeaders, CoreRequest, CoreResponse } from "./http/types.js";
 export type { IdGenerator } from "./ids.js";
 export { createUuidV7Generator } from "./ids.js";
@@ -15,40 +15,7 @@ export type { DevKernel, ListenOptions } from "./kernel.js";
 export { MAX_BODY_BYTES, startDevKernel } from "./kernel.js";
 export type { CounterName } from "./metrics.js";
 export { Metrics } from "./metrics.js";
-export type {
-  CompiledPolicy,
-  CompilePolicyOptions,
-  JudgeFetch,
-  JudgeOutcome,
-  JudgeRequest,
-  LlmUsage,
-  PolicyApproval,
-  PolicyBudget,
-  PolicyDecision,
-  PolicyInput,
-  PolicyJudge,
-  PolicyRateLimit,
-  PolicyResult,
-  PolicyStepKind,
-  PolicyStepQuery,
-  PolicyStepVerdict,
-  RateLimitScope,
-} from "./policy/index.js";
-export {
-  compilePolicyBundle,
-  DEFAULT_JUDGE_TIMEOUT_MS,
-  DurationSyntaxError,
-  denialReason,
-  evaluateJudge,
-  evaluatePolicyStep,
-  extractUsage,
-  formatGoValue,
-  GlobSyntaxError,
-  PERMISSIVE_RESULT,
-  POLICY_DENIED_REASON,
-  parseGoDuration,
-  RegexSyntaxError,
-} from "./policy/index.js";
+// The policy engine is its own package, @rebuno/policy (the CLI uses it without the kernel).
 export { MemoryStore } from "./store/memory.js";
 // Static export is cheap: better-sqlite3 (optional) is loaded only when a database is opened.
 export type { SqliteStoreOptions } from "./store/sqlite.js";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createRateLimiter } from "@rebuno/policy";
 import { ConfigurationError } from "@rebuno/protocol";
 import { type AgentProvision, type DevKernelOptions, resolveConfig } from "./config.js";
 import type { KernelContext } from "./engine/context.js";
@@ -18,7 +19,6 @@ import { loadStaticAssets, withStaticAssets } from "./http/static-assets.js";
 import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
 import { createUuidV7Generator } from "./ids.js";
 import { Metrics } from "./metrics.js";
-import { createRateLimiter } from "./policy/index.js";
 import { agentExecutionRoutes } from "./routes/agent-execution.js";
 import { agentRoutes, registerAgent } from "./routes/agents.js";
 import { apiKeyRoutes, createApiKey } from "./routes/api-keys.js";
@@ -47,7 +47,7 @@ export const KERNEL_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
 ];
 
-/** Request bodies above this are refused (protocol §2: 10 MiB). */
+/** Request bodies above this are refused (docs/protocol.md §2: 10 MiB). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link DevKernel.listen}. */

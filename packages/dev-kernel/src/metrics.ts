@@ -1,5 +1,5 @@
 /**
- * Prometheus counters for `/metrics` (protocol §13.3). Counters only grow; gauges that describe
+ * Prometheus counters for `/metrics` (docs/protocol.md §13.3). Counters only grow; gauges that describe
  * current state (queue depth, executions by status) are computed from the store on each scrape by
  * the caller and passed to {@link Metrics.render}.
  */

@@ -1,5 +1,5 @@
 /**
- * In-process fan-out of stream deltas (protocol §4.5): best effort, no replay, and a bounded
+ * In-process fan-out of stream deltas (docs/protocol.md §4.5): best effort, no replay, and a bounded
  * buffer per subscriber so a slow reader never blocks the agent that publishes.
  */
 

@@ -1,4 +1,4 @@
-// Approvals (protocol §11, §4.15): require_approval blocks; grant / deny / expiry resume;
+// Approvals (docs/protocol.md §11, §4.15): require_approval blocks; grant / deny / expiry resume;
 // approvers check; conflicts on decided approvals; cancel expires pending approvals.
 import { afterEach, describe, expect, test } from "vitest";
 import { DEFAULT_AGENTS, Harness, leaseOf } from "./harness.js";

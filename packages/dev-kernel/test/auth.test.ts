@@ -1,4 +1,4 @@
-// Authentication (protocol §3, §1.11): v1 agent signatures, agent ownership, dual routes,
+// Authentication (docs/protocol.md §3, §1.11): v1 agent signatures, agent ownership, dual routes,
 // bearer tokens with scoped API keys, dev mode.
 import { afterEach, describe, expect, test } from "vitest";
 import { Harness } from "./harness.js";

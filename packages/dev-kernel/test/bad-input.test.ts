@@ -1,4 +1,4 @@
-// Hostile and malformed input (reliability-perf §5.7): every case answers a JSON envelope, never
+// Hostile and malformed input: every case answers a JSON envelope, never
 // crashes the kernel, and leaves state untouched.
 import { connect } from "node:net";
 import { signRequest } from "@rebuno/protocol";
@@ -109,7 +109,7 @@ describe.each(stores)("bad input ($name store)", (store) => {
     expect(del.status).toBe(405);
   });
 
-  test("a body over 10 MiB → 400 validation_error through fetch (protocol §2, as the Go kernel)", async () => {
+  test("a body over 10 MiB → 400 validation_error through fetch (docs/protocol.md §2, as the Go kernel)", async () => {
     h = await Harness.start(store);
     const big = `{"agent_id":"alpha","input":"${"x".repeat(MAX_BODY_BYTES)}"}`;
     const r = await h.client("POST", "/v0/executions", big);

@@ -1,4 +1,4 @@
-// Dispatch (protocol §7): webhook delivery over a real socket, retries with backoff, exhaustion,
+// Dispatch (docs/protocol.md §7): webhook delivery over a real socket, retries with backoff, exhaustion,
 // lease reclaim, and live-vs-current lease fencing per route.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

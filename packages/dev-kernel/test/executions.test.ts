@@ -1,4 +1,4 @@
-// Executions (protocol §4.1–4.6, §1.7): create rules, idempotency, listing, sessions, previous,
+// Executions (docs/protocol.md §4.1–4.6, docs/protocol.md §1.7): create rules, idempotency, listing, sessions, previous,
 // events paging, cancel.
 import { afterEach, describe, expect, test } from "vitest";
 import { Harness } from "./harness.js";

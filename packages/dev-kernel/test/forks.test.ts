@@ -1,4 +1,4 @@
-// Forks (protocol §1.9, §4.17): copied outcomes replay, later calls run live, restoration.
+// Forks (docs/protocol.md §1.9, §4.17): copied outcomes replay, later calls run live, restoration.
 import { argsHashFromText, computeStepId } from "@rebuno/protocol";
 import { afterEach, describe, expect, test } from "vitest";
 import { DEFAULT_AGENTS, Harness, leaseOf } from "./harness.js";

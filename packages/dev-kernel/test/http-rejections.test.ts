@@ -1,6 +1,6 @@
 // Every request the kernel refuses before routing gets the protocol's JSON error envelope over the
 // socket, and the connection then closes in order (FIN, no reset), so clients read the answer:
-// bodies over 10 MiB (400 validation_error, as protocol §2 and the Go kernel), and requests Node's
+// bodies over 10 MiB (400 validation_error, as docs/protocol.md §2 and the Go kernel), and requests Node's
 // HTTP parser refuses (431 header overflow, 400 malformed, 408 too slow).
 import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";

@@ -1,4 +1,4 @@
-// The kernel's use of policy (protocol §6.3, §9): denials, rate limits (refuse and park), token
+// The kernel's use of policy (docs/protocol.md §6.3, §9): denials, rate limits (refuse and park), token
 // budgets, judge rules, and the policy admin routes.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,4 +1,4 @@
-// Resources and checkpoints (protocol §1.10, §4.17).
+// Resources and checkpoints (docs/protocol.md §1.10, §4.17).
 import { afterEach, describe, expect, test } from "vitest";
 import { Harness, type Lease } from "./harness.js";
 import { stores } from "./stores.js";

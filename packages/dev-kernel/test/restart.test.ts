@@ -1,4 +1,4 @@
-// Kernel restart on a persistent store (reliability-perf §5.4): the `rebuno-dev` CLI runs as a
+// Kernel restart on a persistent store: the `rebuno-dev` CLI runs as a
 // child process on SQLite, a loopback webhook agent records steps, the kernel is SIGKILLed while
 // the agent is mid-step, and a new process on the same file and port must find every
 // acknowledged write, reclaim the in-flight dispatch by lease expiry, and replay recorded results.
@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signRequest, verifyWebhookSignature } from "@rebuno/protocol";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI } from "../../dev/test/source.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const SECRET = "restart-secret";
 // The kernel-wide lease (env knob of the CLI). Short so the reclaim happens within seconds; the
 // agent finishes each burst of requests well inside it.
@@ -154,7 +154,15 @@ beforeAll(async () => {
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { baseUrl: REPO, paths: { "@rebuno/protocol": ["packages/protocol/src/index.ts"] } },
+      compilerOptions: {
+        baseUrl: REPO,
+        paths: {
+          "@rebuno/protocol": ["packages/protocol/src/index.ts"],
+          "@rebuno/policy": ["packages/policy/src/index.ts"],
+          "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
+          "@rebuno/console": ["packages/console/src/index.ts"],
+        },
+      },
     }),
   );
   agentServer = createServer((req, res) => {
@@ -166,7 +174,7 @@ beforeAll(async () => {
         res.writeHead(401).end();
         return;
       }
-      // Answer at once and work in the background, as real agents do (protocol §7.2).
+      // Answer at once and work in the background, as real agents do (docs/protocol.md §7.2).
       res.writeHead(200).end();
       webhooks.push({ ...(JSON.parse(text) as Omit<Webhook, "at">), at: Date.now() });
     });
@@ -229,7 +237,7 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
     expect(c.status).toBe(200);
     stepIds.push(d.body.step_id);
   }
-  // A submission renews the lease (protocol §6.1 step 5), at some time after it was sent: the
+  // A submission renews the lease (docs/protocol.md §6.1 step 5), at some time after it was sent: the
   // lease cannot expire before LEASE_MS after this.
   const lastRenewal = Date.now();
   const third = await submit(w1, 2);

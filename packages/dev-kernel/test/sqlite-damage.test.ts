@@ -15,9 +15,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "../../dev/test/source.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
 import {
@@ -29,7 +29,6 @@ import {
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
 const NOBODY = 65534;
@@ -89,7 +88,11 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   const child = spawn(
     process.execPath,
     ["--import", "tsx", CLI, "--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`],
-    { stdio: ["ignore", "pipe", "pipe"], ...(uid === undefined ? {} : { uid, gid: uid }) },
+    {
+      env: { ...process.env, ...FROM_SOURCE_ENV },
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(uid === undefined ? {} : { uid, gid: uid }),
+    },
   );
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));

@@ -4,10 +4,10 @@
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ConfigurationError } from "@rebuno/protocol";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "../../dev/test/source.js";
 import { startDevKernel } from "../src/kernel.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { GROUP_COMMIT_MAX } from "../src/store/sqlite-connection.js";
@@ -22,8 +22,6 @@ import {
 } from "../src/store/store-errors.js";
 import { observe, restartState, tempDir } from "./sqlite-files.js";
 import { KNOWN, newPath, PHASES } from "./sqlite-fixture.js";
-
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 
 /** The store's connection, to make its commits fail for real. */
 function connection(store: SqliteStore): Database.Database {
@@ -165,7 +163,7 @@ describe("one kernel per file", () => {
         "--store",
         `sqlite:${path}`,
       ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      { env: { ...process.env, ...FROM_SOURCE_ENV }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));

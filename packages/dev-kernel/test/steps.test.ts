@@ -1,4 +1,4 @@
-// Steps (protocol §4.7–4.10, §5.3, §6): occurrence counting, replay table, orphans in both
+// Steps (docs/protocol.md §4.7–4.10, docs/protocol.md §5.3, §6): occurrence counting, replay table, orphans in both
 // idempotency modes, the indeterminate-retry guard, outcome conflicts, listing.
 import { argsHashFromText, computeStepId } from "@rebuno/protocol";
 import { afterEach, describe, expect, test } from "vitest";

@@ -1,4 +1,4 @@
-// Live stream (protocol §4.5): SSE headers, frames, no replay, per-subscriber buffer.
+// Live stream (docs/protocol.md §4.5): SSE headers, frames, no replay, per-subscriber buffer.
 import { afterEach, describe, expect, test } from "vitest";
 import { SSE_HIGH_WATER_MARK } from "../src/http/fetch-adapter.js";
 import { SUBSCRIBER_BUFFER } from "../src/stream-bus.js";

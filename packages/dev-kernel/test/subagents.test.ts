@@ -1,4 +1,4 @@
-// Subagents (protocol §8): spawn checks, suspend, settlement of the parent step, resume,
+// Subagents (docs/protocol.md §8): spawn checks, suspend, settlement of the parent step, resume,
 // cascade cancel and the repair sweep.
 import { afterEach, describe, expect, test } from "vitest";
 import { Harness, type Lease } from "./harness.js";

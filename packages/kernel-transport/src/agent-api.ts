@@ -79,7 +79,7 @@ export interface StepOutcomeAck {
 }
 
 /**
- * The agent side of the kernel API (HMAC-signed routes, protocol §4). Every request carries
+ * The agent side of the kernel API (HMAC-signed routes, docs/protocol.md §4). Every request carries
  * `Rebuno-Agent-Id`, `Rebuno-Timestamp` and a v1 `Rebuno-Signature` over the exact bytes sent,
  * recomputed for every attempt; every mutation also carries the lease headers. Status ≥ 300
  * throws the mapped error (`errorFromEnvelope`); no-answer failures throw `NetworkError` or

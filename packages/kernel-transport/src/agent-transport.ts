@@ -279,7 +279,7 @@ class AgentTransportImpl implements AgentTransport {
   ): Promise<StepOutcomeAck> {
     const path = `${exec(executionId)}/steps/${escapePathSegment(stepId, "step id")}/${verb}`;
     // Retry-safe: keyed by step id. Once the step is terminal the kernel answers `replay` and
-    // changes nothing (protocol §6.5 step 6), so a repeat after a lost answer cannot double-record.
+    // changes nothing (docs/protocol.md §6.5 step 6), so a repeat after a lost answer cannot double-record.
     // Re-sent until the lease is lost: this carries a finished tool's result, which a kernel
     // restart must not lose while the lease still holds.
     return this.call(
@@ -410,7 +410,7 @@ class AgentTransportImpl implements AgentTransport {
   ): Promise<ResourceView> {
     if (this.s.protocol === "legacy")
       throw this.unsupported("resources", `registering resource "${body.key}"`);
-    // Retry-safe: an identical registration is a no-op that returns the current view (§4.17).
+    // Retry-safe: an identical registration is a no-op that returns the current view (docs/protocol.md §4.17).
     const text = registerResourceBody(body);
     const path = `${exec(executionId)}/resources`;
     return this.parsed("POST", path, lease, text, "idempotent", options, parseResourceView);
@@ -493,7 +493,7 @@ function previousState(body: unknown): unknown {
 }
 
 function parseStepList(body: unknown): Step[] {
-  // An empty Go slice can be encoded as `null` (protocol §4.4); treat it as no steps.
+  // An empty Go slice can be encoded as `null` (docs/protocol.md §4.4); treat it as no steps.
   if (body === null || body === undefined) return [];
   if (!Array.isArray(body)) throw new ValidationError("expected a JSON array of steps");
   return body.map((s) => parseStep(s));
@@ -506,7 +506,7 @@ function suspendedFlag(body: unknown): boolean {
 }
 
 function toAck(body: unknown): StepOutcomeAck {
-  // 204/empty: older kernels answer outcomes without a body (sdk-surface appendix A).
+  // 204/empty: older kernels answer outcomes without a body (docs/protocol.md §14.2).
   if (body === undefined) return { decision: "recorded" };
   if (
     typeof body !== "object" ||

@@ -2,7 +2,7 @@
  * Request bodies for the agent routes, built as JSON text once per call. That text is what gets
  * signed and sent, byte for byte, on every attempt. User values (args, results, outputs) go through
  * the protocol's strict `toWireJson`, so NaN, Dates, Maps… fail here with a path such as
- * `args.items[2]` instead of being silently changed on the wire (sdk-surface G10).
+ * `args.items[2]` instead of being silently changed on the wire (docs/design/strict-json.md).
  */
 import { type Idempotency, type StepKind, toWireJson, ValidationError } from "@rebuno/protocol";
 
@@ -62,7 +62,7 @@ export interface StreamDeltaInput {
   readonly data: string;
 }
 
-/** Body of `registerResource` (protocol §4.17). */
+/** Body of `registerResource` (docs/protocol.md §4.17). */
 export interface RegisterResourceInput {
   /** `^[A-Za-z0-9_.-]{1,128}$`. */
   readonly key: string;
@@ -74,7 +74,7 @@ export interface RegisterResourceInput {
   readonly onCompletion?: boolean | undefined;
 }
 
-/** Largest `data` the kernel accepts in a stream delta (protocol §4.10). */
+/** Largest `data` the kernel accepts in a stream delta (docs/protocol.md §4.10). */
 export const MAX_STREAM_DELTA_BYTES = 7000;
 
 const str = JSON.stringify as (s: string) => string;

@@ -4,7 +4,7 @@ import { NetworkError, RebunoError, TimeoutError } from "@rebuno/protocol";
  * A step submission (`POST /v0/executions/{id}/steps`) failed in a way that leaves its outcome
  * unknown: the connection broke or timed out after the request was sent, a gateway answered
  * 5xx, or the 2xx answer could not be read. The kernel may already have counted the occurrence, so
- * re-sending would compute a *different* step id and could run an effect twice (protocol §5.3).
+ * re-sending would compute a *different* step id and could run an effect twice (docs/protocol.md §5.3).
  *
  * What to do: end this dispatch attempt without completing or failing the execution and stop
  * heartbeating (`LeaseKeeper.abandon`). The lease then expires, the kernel redelivers under a new

@@ -47,13 +47,13 @@ const MAX_STALL_WARNINGS = 5;
 const STALL_START_SLACK_MS = 25;
 
 /**
- * Keeps a dispatch lease alive while a run works on it (protocol §6.6, §7.3):
+ * Keeps a dispatch lease alive while a run works on it (docs/protocol.md §6.6, §7.3):
  * - heartbeats every `min(lease/3, 30 s)`, the first one interval after `start()`;
  * - a `409 lease_superseded` (or `execution_terminal`) stops renewal and aborts {@link signal},
  *   after which every call through {@link transport} throws `LeaseSuperseded` without sending;
  * - other heartbeat failures are logged; after K in a row *and* more than the lease period since
  *   the last successful renewal, the kernel has certainly reclaimed the dispatch, so the lease is
- *   treated as lost the same way (sdk-surface G9);
+ *   treated as lost the same way;
  * - logs one warning per event-loop stall longer than `loopDelayWarnMs` (default 200 ms), naming
  *   the execution, the step that ran and the measured block (heartbeat timers cannot fire while
  *   the loop is blocked). With several leases held, the stall is reported once, by the keeper

@@ -1,7 +1,7 @@
 import { HEADER_DISPATCH_ATTEMPT, HEADER_DISPATCH_ID, ValidationError } from "@rebuno/protocol";
 
 /**
- * The dispatch lease an agent holds while it works on an execution (protocol §1.3, §7.3): the
+ * The dispatch lease an agent holds while it works on an execution (docs/protocol.md §1.3, §7.3): the
  * `(dispatch_id, dispatch_attempt)` pair from the webhook plus the lease period.
  */
 export interface DispatchLease {
@@ -13,7 +13,7 @@ export interface DispatchLease {
   readonly timeoutMs: number;
 }
 
-/** The heartbeat cadence for a lease: `min(timeoutMs / 3, 30 s)` (protocol §6.6). */
+/** The heartbeat cadence for a lease: `min(timeoutMs / 3, 30 s)` (docs/protocol.md §6.6). */
 export function heartbeatIntervalMs(lease: Pick<DispatchLease, "timeoutMs">): number {
   return Math.min(lease.timeoutMs / 3, 30_000);
 }
@@ -35,7 +35,7 @@ export function assertLease(lease: DispatchLease): void {
 
 /**
  * `Rebuno-Dispatch-Id` and `Rebuno-Dispatch-Attempt` for a mutation. Reads never send them
- * (sdk-surface F56); every write does, and the kernel fences stale attempts with them.
+ * (docs/protocol.md §14.2); every write does, and the kernel fences stale attempts with them.
  */
 export function leaseHeaders(lease: DispatchLease): Record<string, string> {
   assertLease(lease);

@@ -41,7 +41,7 @@ export type AsyncAgentSigner = (
 ) => Promise<Record<string, string>>;
 
 /**
- * The request signer of the agent transport: v1 (protocol §3.3) by default, or the legacy scheme. Called once per attempt with
+ * The request signer of the agent transport: v1 (docs/protocol.md §3.3) by default, or the legacy scheme. Called once per attempt with
  * the final target and body bytes, it reads the clock again, so every retry carries a fresh
  * `Rebuno-Timestamp` and a signature that was never sent before. With a lease it also returns
  * `Rebuno-Dispatch-Id`/`Rebuno-Dispatch-Attempt`, the same values that were signed.

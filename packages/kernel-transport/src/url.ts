@@ -10,7 +10,7 @@ export interface BaseUrl {
   readonly protocol: string;
   /**
    * Path prefix in escaped form, without a trailing slash (`""` or `/rebuno`). It is part of every
-   * request target, hence of every signature (protocol §3.3).
+   * request target, hence of every signature (docs/protocol.md §3.3).
    */
   readonly pathPrefix: string;
 }

@@ -1,5 +1,5 @@
 /**
- * Canonical JSON exactly as the Go kernel computes it (protocol §5.2): decode with `UseNumber`,
+ * Canonical JSON exactly as the Go kernel computes it (docs/protocol.md §5.2): decode with `UseNumber`,
  * re-encode with `encoding/json`. Two implementations with one result: canonical-text.ts parses
  * raw JSON text (the kernel's input, number literals kept byte-for-byte); canonical-value.ts walks
  * a JS value and equals the text path applied to `toWireJson(value)`.
@@ -18,7 +18,7 @@ export interface CanonicalJsonOptions {
 }
 
 /**
- * Go `encoding/json` canonical form of raw JSON text (protocol §5.2): no whitespace, object keys
+ * Go `encoding/json` canonical form of raw JSON text (docs/protocol.md §5.2): no whitespace, object keys
  * sorted by UTF-8 bytes with the last duplicate winning, number literals verbatim, strings
  * re-escaped Go-style. Bytes are decoded like Go (each invalid UTF-8 byte → U+FFFD); lone
  * surrogates become U+FFFD. Empty input → `"null"`. Invalid JSON → `ValidationError`.

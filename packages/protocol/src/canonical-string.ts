@@ -1,5 +1,5 @@
 // String literals of JSON text → Go `encoding/json` encoding, for the text canonicalizer
-// (canonical-text.ts). Protocol §5.2 items 3 and 6: escapes resolved, unpaired surrogates →
+// (canonical-text.ts). docs/protocol.md §5.2 items 3 and 6: escapes resolved, unpaired surrogates →
 // U+FFFD, then Go's escaping. A literal that is already in Go's form is reported as such, so the
 // caller copies it through instead of rebuilding it.
 import { ValidationError } from "./errors.js";

@@ -1,5 +1,5 @@
 /**
- * Canonical JSON of raw JSON text (protocol §5.2), what the Go kernel computes: decode with
+ * Canonical JSON of raw JSON text (docs/protocol.md §5.2), what the Go kernel computes: decode with
  * `UseNumber`, re-encode with `encoding/json`. A dedicated parser works on the text so number
  * literals (`1.0`, `1e21`, big integers) survive byte-for-byte, which `JSON.parse` cannot do.
  *

@@ -14,7 +14,7 @@ import {
   ValidationError,
 } from "./errors.js";
 
-/** Wire error codes with a dedicated class (protocol §2, plus the SDK-side `policy_denied`). */
+/** Wire error codes with a dedicated class (docs/protocol.md §2, plus the SDK-side `policy_denied`). */
 export type KernelErrorCode =
   | "validation_error"
   | "unauthorized"
@@ -148,7 +148,7 @@ function describeNonError(value: unknown): string {
 }
 
 /**
- * The `failure_reason` string an agent sends when its handler fails (sdk-surface F45). The text
+ * The `failure_reason` string an agent sends when its handler fails (docs/protocol.md §14.4). The text
  * before the first colon is a stable token:
  * - `PolicyError`: its reason when it is a token (`approval_timeout`), else `policy_denied: <reason>`;
  * - `RateLimited`: its reason (`rate_limit_exceeded`, `rate_limiter_unavailable`);

@@ -1,5 +1,5 @@
 // Go `encoding/json` string encoding and UTF-8 key order, shared by the text and value
-// canonicalizers (canonical-text.ts, canonical-value.ts). Protocol §5.2 items 4 and 6.
+// canonicalizers (canonical-text.ts, canonical-value.ts). docs/protocol.md §5.2 items 4 and 6.
 
 /**
  * 1 for the ASCII code units Go writes as they are inside a JSON string; 0 for those it escapes

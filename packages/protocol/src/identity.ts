@@ -16,7 +16,7 @@ export function argsHashFromText(text: string | Uint8Array | undefined): string 
 }
 
 /**
- * Deterministic step id (protocol §5.1): sha256 over the length-prefixed fields
+ * Deterministic step id (docs/protocol.md §5.1): sha256 over the length-prefixed fields
  * `len(utf8(f)) ":" f` for execution id, kind, target, args hash and decimal occurrence.
  */
 export function computeStepId(

@@ -1,6 +1,6 @@
 /**
  * camelCase models returned by the parsers in parse-models.ts. Optional wire fields that are
- * absent, `null` or `""` are left out (protocol §1.1); JSON-valued fields (`output`, `result`,
+ * absent, `null` or `""` are left out (docs/protocol.md §1.1); JSON-valued fields (`output`, `result`,
  * `args`…) are present whenever the field was present, `null` included.
  */
 import type { z } from "zod";
@@ -34,7 +34,7 @@ export interface RestorationEntry {
   readonly covered: boolean;
 }
 
-/** One run of one agent against one input (protocol §1.1). */
+/** One run of one agent against one input (docs/protocol.md §1.1). */
 export interface Execution {
   readonly id: string;
   readonly agentId: string;
@@ -65,7 +65,7 @@ export interface ExecutionList {
   readonly nextCursor?: string | undefined;
 }
 
-/** A single effect within an execution (protocol §1.2). */
+/** A single effect within an execution (docs/protocol.md §1.2). */
 export interface Step {
   readonly stepId: string;
   readonly executionId: string;
@@ -92,7 +92,7 @@ export interface StepResource {
 }
 
 /**
- * Answer to a step submission (protocol §4.8). For `replay`, `error` (never `null`) means the
+ * Answer to a step submission (docs/protocol.md §4.8). For `replay`, `error` (never `null`) means the
  * step failed; otherwise `result` holds the recorded value (`null` when recorded as null or
  * absent).
  */
@@ -143,14 +143,14 @@ export type ApprovalEvent = EventEnvelope<EventTypeOf<"approval">, ApprovalEvent
 export type DispatchEvent = EventEnvelope<EventTypeOf<"dispatch">, DispatchEventPayload>;
 
 /**
- * One entry of an execution's append-only log (protocol §1.6, §10): a union discriminated by
+ * One entry of an execution's append-only log (docs/protocol.md §1.6, §10): a union discriminated by
  * `type`, so `if (event.type === "step.succeeded") event.payload.step_id` is typed. The payload is
  * passed on as the kernel sent it, unchecked. A newer kernel may send types not listed in
  * `EVENT_TYPES`; keep a `default` branch when switching on `type`.
  */
 export type Event = ExecutionEvent | StepEvent | ResourceEvent | ApprovalEvent | DispatchEvent;
 
-/** A human approval request (protocol §1.4). */
+/** A human approval request (docs/protocol.md §1.4). */
 export interface Approval {
   readonly id: string;
   readonly stepId: string;
@@ -166,7 +166,7 @@ export interface Approval {
   readonly createdAt: string;
 }
 
-/** A registered agent (protocol §1.5). */
+/** A registered agent (docs/protocol.md §1.5). */
 export interface Agent {
   readonly id: string;
   readonly webhookUrl: string;
@@ -186,7 +186,7 @@ export interface ApiKey {
   readonly revoked: boolean;
 }
 
-/** State of a registered resource (protocol §4.17). */
+/** State of a registered resource (docs/protocol.md §4.17). */
 export interface ResourceView {
   readonly key: string;
   readonly driverId: string;
@@ -202,7 +202,7 @@ export interface ResourceView {
   readonly covered: boolean;
 }
 
-/** Body of a kernel → agent webhook (protocol §7.2). */
+/** Body of a kernel → agent webhook (docs/protocol.md §7.2). */
 export interface WebhookPayload {
   readonly executionId: string;
   readonly dispatchId: string;
@@ -221,7 +221,7 @@ export interface ForkCheckpoint {
   readonly invalidatedSeq?: number | undefined;
 }
 
-/** `GET …/fork-points` (protocol §4.17). */
+/** `GET …/fork-points` (docs/protocol.md §4.17). */
 export interface ForkPoints {
   readonly latestSeq: number;
   /** Resource key → `registered_seq`. */

@@ -1,7 +1,7 @@
 /**
  * Hand-written snake_case → camelCase parsers. They check what the SDK relies on (types of the
  * fields it reads, enum values), tolerate unknown fields, and normalize absent/`null`/`""`
- * optional text to "absent" (protocol §1.1). Hand-written rather than zod because
+ * optional text to "absent" (docs/protocol.md §1.1). Hand-written rather than zod because
  * `parseStepDecision` sits on the per-step hot path. Failures are `ValidationError`s naming the
  * entity and field.
  */
@@ -136,7 +136,7 @@ function parseRestoration(v: unknown): Record<string, RestorationEntry> | undefi
   return out;
 }
 
-/** Parse an execution object (protocol §1.1). */
+/** Parse an execution object (docs/protocol.md §1.1). */
 export function parseExecution(body: unknown): Execution {
   const E = "execution";
   const o = asObj(body, E);
@@ -183,7 +183,7 @@ export function parseExecutionList(body: unknown): ExecutionList {
   return out;
 }
 
-/** Parse a step (protocol §1.2). */
+/** Parse a step (docs/protocol.md §1.2). */
 export function parseStep(body: unknown): Step {
   const E = "step";
   const o = asObj(body, E);
@@ -220,7 +220,7 @@ function parseStepResource(v: unknown): StepResource {
 const NO_RESOURCES: readonly StepResource[] = Object.freeze([]);
 
 /**
- * Parse a step decision (protocol §4.8). An unknown `decision` string throws
+ * Parse a step decision (docs/protocol.md §4.8). An unknown `decision` string throws
  * `RebunoError("unexpected step decision: <decision>")` (code `unexpected_decision`).
  */
 export function parseStepDecision(body: unknown): StepDecision {
@@ -251,7 +251,7 @@ export function parseStepDecision(body: unknown): StepDecision {
   return out;
 }
 
-/** Parse an event (protocol §1.6). The payload stays snake_case. */
+/** Parse an event (docs/protocol.md §1.6). The payload stays snake_case. */
 export function parseEvent(body: unknown): Event {
   const E = "event";
   const o = asObj(body, E);
@@ -266,7 +266,7 @@ export function parseEvent(body: unknown): Event {
   } as Event;
 }
 
-/** Parse an approval (protocol §1.4). */
+/** Parse an approval (docs/protocol.md §1.4). */
 export function parseApproval(body: unknown): Approval {
   const E = "approval";
   const o = asObj(body, E);
@@ -292,7 +292,7 @@ export function parseApproval(body: unknown): Approval {
   return out;
 }
 
-/** Parse an agent (protocol §1.5). */
+/** Parse an agent (docs/protocol.md §1.5). */
 export function parseAgent(body: unknown): Agent {
   const E = "agent";
   const o = asObj(body, E);
@@ -308,7 +308,7 @@ export function parseAgent(body: unknown): Agent {
   return out;
 }
 
-/** Parse an API key (protocol §4.16). */
+/** Parse an API key (docs/protocol.md §4.16). */
 export function parseApiKey(body: unknown): ApiKey {
   const E = "api key";
   const o = asObj(body, E);
@@ -327,7 +327,7 @@ export function parseApiKey(body: unknown): ApiKey {
   return out;
 }
 
-/** Parse a resource view (protocol §4.17). Missing counters default to 0, flags to false. */
+/** Parse a resource view (docs/protocol.md §4.17). Missing counters default to 0, flags to false. */
 export function parseResourceView(body: unknown): ResourceView {
   const E = "resource";
   const o = asObj(body, E);
@@ -350,7 +350,7 @@ export function parseResourceView(body: unknown): ResourceView {
 }
 
 /**
- * Parse a webhook body (protocol §7.2) strictly: `execution_id` and `dispatch_id` non-empty
+ * Parse a webhook body (docs/protocol.md §7.2) strictly: `execution_id` and `dispatch_id` non-empty
  * strings, integer `dispatch_attempt` ≥ 1, `lease_timeout_seconds` > 0. Agents answer 400 when
  * this throws.
  */
@@ -387,7 +387,7 @@ function parseForkCheckpoint(v: unknown): ForkCheckpoint {
   return out;
 }
 
-/** Parse `GET …/fork-points` (protocol §4.17). */
+/** Parse `GET …/fork-points` (docs/protocol.md §4.17). */
 export function parseForkPoints(body: unknown): ForkPoints {
   const E = "fork points";
   const o = asObj(body, E);

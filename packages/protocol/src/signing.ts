@@ -24,7 +24,7 @@ const WEBHOOK_SIG_PREFIX = "sha256=";
 /** HMAC key: the agent secret. */
 export type SigningSecret = string | Uint8Array;
 
-/** Fields covered by the v1 request signature (protocol §3.3). */
+/** Fields covered by the v1 request signature (docs/protocol.md §3.3). */
 export interface RequestSigningInput {
   /** HTTP method as sent (`POST`). */
   readonly method: string;

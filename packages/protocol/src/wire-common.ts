@@ -1,7 +1,7 @@
-/** Enumerations shared by wire schemas and models (protocol §1, §4.8, §1.11). */
+/** Enumerations shared by wire schemas and models (docs/protocol.md §1, §4.8, §1.11). */
 import { z } from "zod";
 
-/** Execution statuses (protocol §1.1). */
+/** Execution statuses (docs/protocol.md §1.1). */
 export const EXECUTION_STATUSES = [
   "pending",
   "running",
@@ -19,12 +19,12 @@ export function isTerminalExecutionStatus(status: string): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
-/** Step kinds (protocol §1.2). */
+/** Step kinds (docs/protocol.md §1.2). */
 export const STEP_KINDS = ["tool_call", "llm_call", "local"] as const;
 /** Kind of a step. */
 export type StepKind = (typeof STEP_KINDS)[number];
 
-/** Step statuses (protocol §1.2). */
+/** Step statuses (docs/protocol.md §1.2). */
 export const STEP_STATUSES = [
   "proposed",
   "allowed",
@@ -45,7 +45,7 @@ export const IDEMPOTENCY_MODES = ["safe_to_retry", "at_most_once"] as const;
 /** What the kernel does with a step found started but never finished. */
 export type Idempotency = (typeof IDEMPOTENCY_MODES)[number];
 
-/** Step decisions (protocol §4.8, §6.4). */
+/** Step decisions (docs/protocol.md §4.8, §6.4). */
 export const DECISIONS = [
   "proceed",
   "replay",
@@ -58,12 +58,12 @@ export const DECISIONS = [
 /** Answer to a step submission. */
 export type Decision = (typeof DECISIONS)[number];
 
-/** Approval statuses (protocol §1.4). */
+/** Approval statuses (docs/protocol.md §1.4). */
 export const APPROVAL_STATUSES = ["pending", "granted", "denied", "expired"] as const;
 /** Status of an approval. */
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
-/** API key scopes (protocol §1.11). */
+/** API key scopes (docs/protocol.md §1.11). */
 export const API_KEY_SCOPES = [
   "executions:read",
   "executions:write",

@@ -1,5 +1,5 @@
 /**
- * Zod schemas of request bodies (snake_case, protocol §4). Strict like the kernel's Go decoder
+ * Zod schemas of request bodies (snake_case, docs/protocol.md §4). Strict like the kernel's Go decoder
  * (`DisallowUnknownFields`): an unknown field is an error, at every level. Like Go, optional
  * fields accept `null` (Go leaves the field at its zero value).
  */
@@ -37,7 +37,7 @@ export const CaptureFailureSchema = z.strictObject({
 });
 export type CaptureFailure = z.infer<typeof CaptureFailureSchema>;
 
-/** `POST /v0/executions/{id}/steps` (protocol §4.8). */
+/** `POST /v0/executions/{id}/steps` (docs/protocol.md §4.8). */
 export const SubmitStepRequestSchema = z.strictObject({
   kind: StepKindSchema,
   target: z.string(),
@@ -47,7 +47,7 @@ export const SubmitStepRequestSchema = z.strictObject({
 });
 export type SubmitStepRequest = z.infer<typeof SubmitStepRequestSchema>;
 
-/** `POST …/steps/{step_id}/complete` (protocol §4.9). */
+/** `POST …/steps/{step_id}/complete` (docs/protocol.md §4.9). */
 export const CompleteStepRequestSchema = z.strictObject({
   result: JsonValueSchema.optional(),
   captures: z.array(CaptureSchema).nullish(),
@@ -55,7 +55,7 @@ export const CompleteStepRequestSchema = z.strictObject({
 });
 export type CompleteStepRequest = z.infer<typeof CompleteStepRequestSchema>;
 
-/** `POST …/steps/{step_id}/fail` (protocol §4.9); SDKs send `{"error":{"message":…}}`. */
+/** `POST …/steps/{step_id}/fail` (docs/protocol.md §4.9); SDKs send `{"error":{"message":…}}`. */
 export const FailStepRequestSchema = z.strictObject({
   error: JsonValueSchema.optional(),
   captures: z.array(CaptureSchema).nullish(),
@@ -63,10 +63,10 @@ export const FailStepRequestSchema = z.strictObject({
 });
 export type FailStepRequest = z.infer<typeof FailStepRequestSchema>;
 
-/** `{execution_id, step_id}` naming the parent step of a subagent (protocol §8.2). */
+/** `{execution_id, step_id}` naming the parent step of a subagent (docs/protocol.md §8.2). */
 export const SpawnedBySchema = z.strictObject({ execution_id: z.string(), step_id: z.string() });
 
-/** `POST /v0/executions` (protocol §4.1). */
+/** `POST /v0/executions` (docs/protocol.md §4.1). */
 export const CreateExecutionRequestSchema = z.strictObject({
   agent_id: z.string(),
   input: JsonValueSchema.optional(),
@@ -80,18 +80,18 @@ export const CreateExecutionRequestSchema = z.strictObject({
 });
 export type CreateExecutionRequest = z.infer<typeof CreateExecutionRequestSchema>;
 
-/** `POST …/complete` (protocol §4.13); SDKs add `state` only when non-null. */
+/** `POST …/complete` (docs/protocol.md §4.13); SDKs add `state` only when non-null. */
 export const CompleteExecutionRequestSchema = z.strictObject({
   output: JsonValueSchema.optional(),
   state: JsonValueSchema.optional(),
 });
 export type CompleteExecutionRequest = z.infer<typeof CompleteExecutionRequestSchema>;
 
-/** `POST …/fail` (protocol §4.13): `error` is the failure-reason string. */
+/** `POST …/fail` (docs/protocol.md §4.13): `error` is the failure-reason string. */
 export const FailExecutionRequestSchema = z.strictObject({ error: optText });
 export type FailExecutionRequest = z.infer<typeof FailExecutionRequestSchema>;
 
-/** `POST /v0/agents` (protocol §4.14). */
+/** `POST /v0/agents` (docs/protocol.md §4.14). */
 export const RegisterAgentRequestSchema = z.strictObject({
   id: z.string(),
   webhook_url: z.string(),
@@ -102,7 +102,7 @@ export type RegisterAgentRequest = z.infer<typeof RegisterAgentRequestSchema>;
 
 /**
  * `PUT /v0/agents/{id}/metadata`: sent by the official Python SDK 0.29.2 (`KernelClient.set_metadata`)
- * at agent start-up; not in protocol.md (docs/interop.md D1/O1). The schemas are opaque JSON objects.
+ * at agent start-up; not in docs/protocol.md (docs/interop.md D1/O1). The schemas are opaque JSON objects.
  */
 export const SetAgentMetadataRequestSchema = z.strictObject({
   description: optText,
@@ -111,13 +111,13 @@ export const SetAgentMetadataRequestSchema = z.strictObject({
 });
 export type SetAgentMetadataRequest = z.infer<typeof SetAgentMetadataRequestSchema>;
 
-/** `POST /v0/policies/{agent_id}` (protocol §4.14). */
+/** `POST /v0/policies/{agent_id}` (docs/protocol.md §4.14). */
 export const SetPolicyRequestSchema = z.strictObject({ bundle: z.string() });
 export type SetPolicyRequest = z.infer<typeof SetPolicyRequestSchema>;
 
 /**
- * `POST /v0/policies/{agent_id}/test` (protocol §4.14). Field names of `cases` follow the CLI
- * cases file; the server shape is not documented (§16.13).
+ * `POST /v0/policies/{agent_id}/test` (docs/protocol.md §4.14). Field names of `cases` follow the CLI
+ * cases file; the server shape is not documented (docs/protocol.md §16.13).
  */
 export const TestPolicyRequestSchema = z.strictObject({
   bundle: optText,
@@ -139,20 +139,20 @@ export const TestPolicyRequestSchema = z.strictObject({
 });
 export type TestPolicyRequest = z.infer<typeof TestPolicyRequestSchema>;
 
-/** `POST /v0/approvals/{id}/grant|deny` (protocol §4.15). */
+/** `POST /v0/approvals/{id}/grant|deny` (docs/protocol.md §4.15). */
 // `decided_by` is optional: the official Python SDK omits it when empty (docs/interop.md O2); the
 // kernel then treats the decider as "" (allowed only when the approval names no approvers).
 export const DecideApprovalRequestSchema = z.strictObject({ decided_by: optText, rationale: optText });
 export type DecideApprovalRequest = z.infer<typeof DecideApprovalRequestSchema>;
 
-/** `POST /v0/api-keys` (protocol §4.16). */
+/** `POST /v0/api-keys` (docs/protocol.md §4.16). */
 export const CreateApiKeyRequestSchema = z.strictObject({
   name: z.string(),
   scopes: z.array(ApiKeyScopeSchema),
 });
 export type CreateApiKeyRequest = z.infer<typeof CreateApiKeyRequestSchema>;
 
-/** `POST …/steps/{step_id}/stream` (protocol §4.10): `data` at most 7000 UTF-8 bytes. */
+/** `POST …/steps/{step_id}/stream` (docs/protocol.md §4.10): `data` at most 7000 UTF-8 bytes. */
 export const StreamDeltaRequestSchema = z.strictObject({
   seq: z.int(),
   data: z
@@ -164,7 +164,7 @@ export const StreamDeltaRequestSchema = z.strictObject({
 });
 export type StreamDeltaRequest = z.infer<typeof StreamDeltaRequestSchema>;
 
-/** `POST …/resources` (protocol §4.17). */
+/** `POST …/resources` (docs/protocol.md §4.17). */
 export const RegisterResourceRequestSchema = z.strictObject({
   key: ResourceKeySchema,
   driver_id: z.string(),
@@ -175,20 +175,20 @@ export const RegisterResourceRequestSchema = z.strictObject({
 });
 export type RegisterResourceRequest = z.infer<typeof RegisterResourceRequestSchema>;
 
-/** `POST …/resources/{key}/binding` (protocol §4.17): any non-null JSON. */
+/** `POST …/resources/{key}/binding` (docs/protocol.md §4.17): any non-null JSON. */
 export const BindResourceRequestSchema = z.strictObject({
   binding: z.unknown().refine((b) => b !== null && b !== undefined, "binding must not be null"),
 });
 export type BindResourceRequest = z.infer<typeof BindResourceRequestSchema>;
 
-/** `POST …/resources/checkpoints` (protocol §4.17). */
+/** `POST …/resources/checkpoints` (docs/protocol.md §4.17). */
 export const CheckpointsRequestSchema = z.strictObject({
   captures: z.array(CaptureSchema).nullish(),
   capture_failures: z.array(CaptureFailureSchema).nullish(),
 });
 export type CheckpointsRequest = z.infer<typeof CheckpointsRequestSchema>;
 
-/** `POST …/fork` (protocol §4.17). */
+/** `POST …/fork` (docs/protocol.md §4.17). */
 export const ForkRequestSchema = z.strictObject({
   at_seq: z.int().min(0),
   session: optText,

@@ -1,7 +1,7 @@
 /**
- * Zod schemas of the kernel's response bodies (snake_case, protocol §1, §4, §10). Unknown fields
+ * Zod schemas of the kernel's response bodies (snake_case, docs/protocol.md §1, §4, §10). Unknown fields
  * are tolerated (`z.looseObject`) and optional text fields may be absent, `null` or `""`
- * (protocol §1.1). These document the wire and back the dev kernel's tests; the SDK's hot paths
+ * (docs/protocol.md §1.1). These document the wire and back the dev kernel's tests; the SDK's hot paths
  * use the hand-written parsers in parse-models.ts.
  */
 import { z } from "zod";
@@ -28,7 +28,7 @@ export const RestorationEntryWire = z.looseObject({
 });
 export type RestorationEntryWire = z.infer<typeof RestorationEntryWire>;
 
-/** Execution (protocol §1.1). */
+/** Execution (docs/protocol.md §1.1). */
 export const ExecutionWire = z.looseObject({
   id: z.string(),
   agent_id: z.string(),
@@ -51,14 +51,14 @@ export const ExecutionWire = z.looseObject({
 });
 export type ExecutionWire = z.infer<typeof ExecutionWire>;
 
-/** `GET /v0/executions` (protocol §4.2). */
+/** `GET /v0/executions` (docs/protocol.md §4.2). */
 export const ExecutionListWire = z.looseObject({
   executions: z.array(ExecutionWire).nullish(),
   next_cursor: optText,
 });
 export type ExecutionListWire = z.infer<typeof ExecutionListWire>;
 
-/** Step (protocol §1.2). */
+/** Step (docs/protocol.md §1.2). */
 export const StepWire = z.looseObject({
   step_id: z.string(),
   execution_id: z.string(),
@@ -76,11 +76,11 @@ export const StepWire = z.looseObject({
 });
 export type StepWire = z.infer<typeof StepWire>;
 
-/** `{key, generation, due}` in a `proceed` decision (protocol §1.10). */
+/** `{key, generation, due}` in a `proceed` decision (docs/protocol.md §1.10). */
 export const StepResourceWire = z.looseObject({ key: z.string(), generation: z.int(), due: z.boolean() });
 export type StepResourceWire = z.infer<typeof StepResourceWire>;
 
-/** Answer to `POST …/steps` (protocol §4.8). */
+/** Answer to `POST …/steps` (docs/protocol.md §4.8). */
 export const StepDecisionWire = z.looseObject({
   decision: DecisionSchema,
   step_id: optText,
@@ -93,7 +93,7 @@ export const StepDecisionWire = z.looseObject({
 });
 export type StepDecisionWire = z.infer<typeof StepDecisionWire>;
 
-/** Answer to step complete/fail (protocol §4.9; SDKs ignore it). */
+/** Answer to step complete/fail (docs/protocol.md §4.9; SDKs ignore it). */
 export const StepOutcomeWire = z.looseObject({
   decision: z.enum(["recorded", "replay", "execution_terminal"]),
   result: JsonValueSchema.optional(),
@@ -101,7 +101,7 @@ export const StepOutcomeWire = z.looseObject({
 });
 export type StepOutcomeWire = z.infer<typeof StepOutcomeWire>;
 
-/** Event envelope (protocol §1.6); payload shapes in §10 (see the *EventPayloadWire schemas). */
+/** Event envelope (docs/protocol.md §1.6); payload shapes in docs/protocol.md §10 (see the *EventPayloadWire schemas). */
 export const EventWire = z.looseObject({
   execution_id: z.string(),
   event_seq: z.int().min(1),
@@ -111,7 +111,7 @@ export const EventWire = z.looseObject({
 });
 export type EventWire = z.infer<typeof EventWire>;
 
-/** Approval (protocol §1.4). */
+/** Approval (docs/protocol.md §1.4). */
 export const ApprovalWire = z.looseObject({
   id: z.string(),
   step_id: z.string(),
@@ -127,7 +127,7 @@ export const ApprovalWire = z.looseObject({
 });
 export type ApprovalWire = z.infer<typeof ApprovalWire>;
 
-/** Agent read shape (protocol §1.5); the secret is never returned. */
+/** Agent read shape (docs/protocol.md §1.5); the secret is never returned. */
 export const AgentWire = z.looseObject({
   id: z.string(),
   webhook_url: z.string(),
@@ -142,8 +142,8 @@ export const AgentWire = z.looseObject({
 export type AgentWire = z.infer<typeof AgentWire>;
 
 /**
- * API key (protocol §4.16). `token` only on create/rotate. The list shape is not documented
- * (§16.13): `revoked_at`/`revoked` are accepted when present.
+ * API key (docs/protocol.md §4.16). `token` only on create/rotate. The list shape is not documented
+ * (docs/protocol.md §16.13): `revoked_at`/`revoked` are accepted when present.
  */
 export const ApiKeyWire = z.looseObject({
   id: z.string(),
@@ -156,7 +156,7 @@ export const ApiKeyWire = z.looseObject({
 });
 export type ApiKeyWire = z.infer<typeof ApiKeyWire>;
 
-/** Resource view returned by `POST …/resources` (protocol §4.17). */
+/** Resource view returned by `POST …/resources` (docs/protocol.md §4.17). */
 export const ResourceViewWire = z.looseObject({
   key: z.string(),
   driver_id: z.string(),
@@ -173,7 +173,7 @@ export const ResourceViewWire = z.looseObject({
 });
 export type ResourceViewWire = z.infer<typeof ResourceViewWire>;
 
-/** Kernel → agent webhook body (protocol §7.2). Required fields are checked strictly by agents. */
+/** Kernel → agent webhook body (docs/protocol.md §7.2). Required fields are checked strictly by agents. */
 export const WebhookPayloadWire = z.looseObject({
   execution_id: z.string().min(1),
   dispatch_id: z.string().min(1),
@@ -191,7 +191,7 @@ export const ForkCheckpointWire = z.looseObject({
 });
 export type ForkCheckpointWire = z.infer<typeof ForkCheckpointWire>;
 
-/** `GET …/fork-points` (protocol §4.17). */
+/** `GET …/fork-points` (docs/protocol.md §4.17). */
 export const ForkPointsWire = z.looseObject({
   latest_seq: z.int(),
   resources: z.record(z.string(), z.int()).nullish(),
@@ -203,16 +203,16 @@ export type ForkPointsWire = z.infer<typeof ForkPointsWire>;
 export const PreviousWire = z.looseObject({ state: JsonValueSchema.optional() });
 /** `POST …/suspend`. */
 export const SuspendWire = z.looseObject({ suspended: z.boolean() });
-/** Error envelope (protocol §2). */
+/** Error envelope (docs/protocol.md §2). */
 export const ErrorEnvelopeWire = z.looseObject({ code: z.string(), message: z.string(), details: optText });
 export type ErrorEnvelopeWire = z.infer<typeof ErrorEnvelopeWire>;
-/** One SSE `data:` frame of `GET …/stream` (protocol §4.5). */
+/** One SSE `data:` frame of `GET …/stream` (docs/protocol.md §4.5). */
 export const StreamFrameWire = z.looseObject({ step_id: z.string(), seq: z.int(), data: z.string() });
 export type StreamFrameWire = z.infer<typeof StreamFrameWire>;
 /** `GET /v0/health` and `/v0/ready`. */
 export const HealthWire = z.looseObject({ status: z.string() });
 
-// Event payloads (protocol §10). Loose: payloads gain fields across kernel versions.
+// Event payloads (docs/protocol.md §10). Loose: payloads gain fields across kernel versions.
 
 /** `execution.*` payloads. */
 export const ExecutionEventPayloadWire = z.looseObject({

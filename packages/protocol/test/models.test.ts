@@ -126,7 +126,7 @@ describe("parseExecution", () => {
     });
   });
 
-  it("treats absent, null and empty optional fields alike (protocol §1.1)", () => {
+  it("treats absent, null and empty optional fields alike (docs/protocol.md §1.1)", () => {
     const base = { id: "e", agent_id: "a", status: "failed", created_at: "t0", updated_at: "t1" };
     const withNulls = {
       ...base,

@@ -375,7 +375,7 @@ function encodeGoString(str: string): string {
 }
 
 /**
- * Go `encoding/json` canonical form of raw JSON text (protocol §5.2): no whitespace, object keys
+ * Go `encoding/json` canonical form of raw JSON text (docs/protocol.md §5.2): no whitespace, object keys
  * sorted by UTF-8 bytes with the last duplicate winning, number literals verbatim, strings
  * re-escaped Go-style. Bytes are decoded like Go (each invalid UTF-8 byte → U+FFFD); lone
  * surrogates become U+FFFD. Empty input → `"null"`. Invalid JSON → `ValidationError`.

@@ -160,6 +160,14 @@ export {
   validateWith,
 } from "./schema/index.js";
 export type { StandardSchemaV1 } from "./standard-schema.js";
+export {
+  type CallKind,
+  type CallSpec,
+  type DenialFormatter,
+  defaultDenialFormatter,
+  TOOL_ID_PATTERN,
+  type ToolSpec,
+} from "./tool-spec.js";
 export type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "./tool-types.js";
 export {
   TOOLS_METADATA_KEY,
@@ -176,12 +184,4 @@ export {
   type WrapToolDefinition,
   wrapTool,
 } from "./tools/define-tool.js";
-export {
-  type CallKind,
-  type CallSpec,
-  type DenialFormatter,
-  defaultDenialFormatter,
-  TOOL_ID_PATTERN,
-  type ToolSpec,
-} from "./tools/tool-spec.js";
 export { Toolbox, toolboxMetadata } from "./tools/toolbox.js";

@@ -30,7 +30,7 @@ export interface RebunoTool<Args = unknown, Out = unknown> {
   readonly input?: StandardSchemaV1<unknown, Args> | undefined;
   readonly output?: StandardSchemaV1<unknown, Out> | undefined;
   readonly idempotency: Idempotency;
-  /** Resource keys the tool may change (protocol.md §1.10). */
+  /** Resource keys the tool may change (docs/protocol.md §1.10). */
   readonly resources: readonly string[];
   /**
    * Run the tool as a recorded `tool_call` step: the entry LLM frameworks use. A policy denial

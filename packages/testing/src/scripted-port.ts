@@ -208,7 +208,7 @@ export class ScriptedKernelPort implements KernelPort {
 
   /**
    * Suspends unless every child created so far has a scripted outcome; those settle their
-   * parent steps first (like the kernel's settlement, protocol §8.5).
+   * parent steps first (like the kernel's settlement, docs/protocol.md §8.5).
    */
   async suspend(): Promise<boolean> {
     this.checkLease();
@@ -225,7 +225,7 @@ export class ScriptedKernelPort implements KernelPort {
       } else if (outcome.failureReason !== undefined) {
         Object.assign(row, {
           status: "failed",
-          // The kernel's settlement record (protocol §8.5); ids match `ToolTestContext.client`.
+          // The kernel's settlement record (docs/protocol.md §8.5); ids match `ToolTestContext.client`.
           error: {
             execution_id: `child-${index + 1}`,
             failure_reason: outcome.failureReason,

@@ -2,7 +2,7 @@
  * `rebuno policy …`: read and replace an agent's policy bundle, and evaluate a step against a
  * bundle file locally with the dev kernel's own policy engine (no kernel needed).
  */
-import { compilePolicyBundle, evaluatePolicyStep, type PolicyStepKind } from "@rebuno/dev-kernel";
+import { compilePolicyBundle, evaluatePolicyStep, type PolicyStepKind } from "@rebuno/policy";
 import { type Command, Option } from "commander";
 import { readJsonValue, readTextFile } from "../input.js";
 import { json, keyValues, paint } from "../output.js";

@@ -1,6 +1,6 @@
 // The client's admin surface against the real dev kernel, in process and over loopback:
 // approvals (grant/deny, approvers check), agents, policies, and scoped API keys with the
-// 401/403 rules of protocol §1.11.
+// 401/403 rules of docs/protocol.md §1.11.
 import type { AgentTransport } from "@rebuno/kernel-transport";
 import {
   ConflictError,

@@ -232,7 +232,7 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
     // Leaving the loop early closes the subscription.
     expect(await it.return()).toEqual({ done: true, value: undefined });
 
-    // A step that is no longer executing refuses deltas (409 conflict, protocol §4.10).
+    // A step that is no longer executing refuses deltas (409 conflict, docs/protocol.md §4.10).
     await agent.completeStep(e.id, lease, stepId, { result: { body: "Hello, wörld ✓" } });
     await expect(
       agent.publishStreamDelta(e.id, lease, stepId, { seq: 99, data: "late" }),
@@ -267,7 +267,7 @@ describe.each(MODES)("client ↔ dev kernel: executions (%s)", (mode) => {
       status: "cancelled",
       error: { reason: "execution_cancelled" },
     });
-    // Protocol §4.6 order: the execution's transition, then the cancelled step, in one transaction.
+    // docs/protocol.md §4.6 order: the execution's transition, then the cancelled step, in one transaction.
     const tail = (await client.events(e.id)).slice(-2);
     expect(tail.map((x) => x.type)).toEqual(["execution.cancelled", "step.cancelled"]);
     expect(tail[0]!.payload).toMatchObject({ status: "cancelled", reason: "client_cancelled" });

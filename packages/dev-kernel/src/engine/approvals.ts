@@ -1,5 +1,5 @@
 /**
- * Approval decisions and expiry (protocol §11). A decided approval settles its step
+ * Approval decisions and expiry (docs/protocol.md §11). A decided approval settles its step
  * (`allowed` or `denied`) and resumes the execution when nothing else waits.
  */
 import { conflict, forbidden, notFound } from "../errors.js";
@@ -54,7 +54,7 @@ export function decideApproval(ctx: KernelContext, d: ApprovalDecision): void {
     if (d.grant) {
       const allowed = { ...step, status: "allowed" as const };
       ctx.store.updateStep(allowed);
-      // No rule_id: the step was allowed by a human, not by a rule (protocol §10.2).
+      // No rule_id: the step was allowed by a human, not by a rule (docs/protocol.md §10.2).
       appendEvent(ctx, approval.executionId, "step.allowed", stepPayload(allowed));
     } else {
       const reason = d.rationale !== undefined && d.rationale !== "" ? d.rationale : "approval_denied";
@@ -101,7 +101,7 @@ export function expireApprovals(ctx: KernelContext): number {
   return due.length;
 }
 
-/** The Approval JSON object (protocol §1.4). */
+/** The Approval JSON object (docs/protocol.md §1.4). */
 export function approvalView(a: ApprovalRow): Record<string, unknown> {
   const v: Record<string, unknown> = {
     id: a.id,

@@ -1,7 +1,7 @@
+import type { RateLimiter } from "@rebuno/policy";
 import type { FetchLike, ResolvedConfig } from "../config.js";
 import type { IdGenerator } from "../ids.js";
 import type { Metrics } from "../metrics.js";
-import type { RateLimiter } from "../policy/index.js";
 import type { Store } from "../store/types.js";
 import type { StreamBus } from "../stream-bus.js";
 import type { PolicyCache } from "./policies.js";

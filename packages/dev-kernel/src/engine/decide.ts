@@ -1,13 +1,9 @@
 /**
- * Policy for a new step (protocol §6.3 steps 4–7, order per §16.25): policy match → token budget
+ * Policy for a new step (docs/protocol.md §6.3 steps 4–7, order per docs/protocol.md §16.25): policy match → token budget
  * → judge → rate limit. Pure apart from taking a rate-limit token, which is why a pending judge
  * stops evaluation before the limiter is touched.
  */
-import {
-  budgetExhausted,
-  judgeUnavailableReason,
-  RATE_LIMIT_PARK_ONCE_PER_EXECUTION,
-} from "../inferences.js";
+
 import {
   denialReason,
   type JudgeOutcome,
@@ -16,7 +12,12 @@ import {
   type PolicyJudge,
   type PolicyResult,
   rateLimitKey,
-} from "../policy/index.js";
+} from "@rebuno/policy";
+import {
+  budgetExhausted,
+  judgeUnavailableReason,
+  RATE_LIMIT_PARK_ONCE_PER_EXECUTION,
+} from "../inferences.js";
 import type { AgentRow, ExecutionRow, StepKind } from "../store/types.js";
 import type { KernelContext } from "./context.js";
 

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery loop and lease reaper (protocol §7.1–7.3). The loop never spins: it sleeps
+ * Webhook delivery loop and lease reaper (docs/protocol.md §7.1–7.3). The loop never spins: it sleeps
  * until the next row is due (at most `pollMs`, the production idle poll) and is woken on enqueue.
  * Claims happen in a transaction (attempt + 1, occurrence counters cleared); the HTTP delivery is
  * the only await, and its result is applied with the attempt as a fence.
@@ -111,7 +111,7 @@ export class Dispatcher {
     });
   }
 
-  /** §7.1: claim (attempt + 1, clear counters), then discard / exhaust / deliver. */
+  /** docs/protocol.md §7.1: claim (attempt + 1, clear counters), then discard / exhaust / deliver. */
   private claim(id: string): Claimed {
     const { store } = this.ctx;
     const row = store.getDispatch(id);
@@ -262,7 +262,7 @@ export class Dispatcher {
     this.ctx.store.updateDispatch({ ...current, status: "failed", lockedBy: undefined, nextAttemptAt });
   }
 
-  /** §7.3 reaper: expired `in_flight` leases go back to `pending`, due now, attempt unchanged. */
+  /** docs/protocol.md §7.3 reaper: expired `in_flight` leases go back to `pending`, due now, attempt unchanged. */
   reap(): number {
     const expired = this.ctx.store.listExpiredLeases(this.ctx.clock());
     for (const row of expired) {

@@ -1,6 +1,6 @@
 /**
- * Client-side execution operations: create (protocol §4.1 with the session rules of §1.7 and the
- * subagent checks of §8.2) and cancel (§4.6).
+ * Client-side execution operations: create (docs/protocol.md §4.1 with the session rules of docs/protocol.md §1.7 and the
+ * subagent checks of docs/protocol.md §8.2) and cancel (docs/protocol.md §4.6).
  */
 import { RawJson } from "@rebuno/protocol";
 import { conflict, executionTerminal, invalid, notFound } from "../errors.js";
@@ -82,7 +82,7 @@ export function createExecution(
   return { execution: startExecution(ctx, row), created: true };
 }
 
-/** Subagent checks, in the order of protocol §8.2. */
+/** Subagent checks, in the order of docs/protocol.md §8.2. */
 function checkSpawnedBy(ctx: KernelContext, spawnedBy: SpawnedBy, session: string | undefined): void {
   const parent = ctx.store.getExecution(spawnedBy.executionId);
   if (parent === undefined) throw notFound("parent execution");
@@ -95,7 +95,7 @@ function checkSpawnedBy(ctx: KernelContext, spawnedBy: SpawnedBy, session: strin
   if (step.status !== "executing") throw conflict(`the parent step is in status ${step.status}`);
 }
 
-/** Cancel (protocol §4.6): terminal already → 409. */
+/** Cancel (docs/protocol.md §4.6): terminal already → 409. */
 export function cancelExecution(ctx: KernelContext, executionId: string): void {
   const execution = ctx.store.getExecution(executionId);
   if (execution === undefined) throw notFound("execution");
@@ -114,7 +114,7 @@ export function previousState(ctx: KernelContext, execution: ExecutionRow): RawJ
   return text === undefined ? null : new RawJson(text);
 }
 
-/** The Execution JSON object (protocol §1.1); empty optional fields are omitted. */
+/** The Execution JSON object (docs/protocol.md §1.1); empty optional fields are omitted. */
 export function executionView(e: ExecutionRow): Record<string, unknown> {
   const v: Record<string, unknown> = { id: e.id, agent_id: e.agentId };
   if (e.agentVersion !== undefined) v.agent_version = e.agentVersion;

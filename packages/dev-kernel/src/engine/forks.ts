@@ -1,5 +1,5 @@
 /**
- * Forks (protocol §1.9, §4.17): a new execution that reruns the source's input with the same
+ * Forks (docs/protocol.md §1.9, §4.17): a new execution that reruns the source's input with the same
  * parent, pre-loaded with every source step that reached a terminal outcome at or before event
  * `at_seq`. Step ids include the execution id, so copied steps are re-keyed for the fork (the
  * rerun computes exactly those ids) and replay without policy evaluation.

@@ -10,7 +10,7 @@ export interface Lease {
 }
 
 /**
- * *Current* lease (protocol §7.3): the dispatch exists, belongs to the execution and has the same
+ * *Current* lease (docs/protocol.md §7.3): the dispatch exists, belongs to the execution and has the same
  * attempt; its status is not checked. Otherwise 409 `lease_superseded`.
  */
 export function requireCurrentLease(ctx: KernelContext, executionId: string, lease: Lease): DispatchRow {

@@ -48,7 +48,7 @@ export function enqueueDispatch(ctx: KernelContext, executionId: string, dueAt: 
   return row;
 }
 
-/** Retire every non-exhausted dispatch of the execution (no events, protocol §10.5). */
+/** Retire every non-exhausted dispatch of the execution (no events, docs/protocol.md §10.5). */
 export function retireDispatches(ctx: KernelContext, executionId: string): void {
   for (const d of ctx.store.listActiveDispatches(executionId)) {
     ctx.store.updateDispatch({ ...d, status: "exhausted", lockedBy: undefined });
@@ -99,7 +99,7 @@ export function sessionOccupied(ctx: KernelContext, session: string): boolean {
 }
 
 /**
- * True when the execution waits on something (protocol §8.4): a step `awaiting_approval`, or an
+ * True when the execution waits on something (docs/protocol.md §8.4): a step `awaiting_approval`, or an
  * `executing` step with at least one child execution spawned by it (child in any status).
  */
 export function isWaiting(ctx: KernelContext, executionId: string): boolean {
@@ -190,7 +190,7 @@ export function terminate(ctx: KernelContext, execution: ExecutionRow, outcome: 
   return true;
 }
 
-/** On cancel: pending approvals expire (step denied), executing steps are cancelled (protocol §4.6). */
+/** On cancel: pending approvals expire (step denied), executing steps are cancelled (docs/protocol.md §4.6). */
 function cancelOpenWork(ctx: KernelContext, executionId: string, now: number): void {
   for (const approval of ctx.store.listPendingApprovals(executionId)) {
     ctx.store.updateApproval({
@@ -251,7 +251,7 @@ export function denyStep(
 /**
  * A subagent reached a terminal status: settle the parent's spawning step if it is still
  * `executing` and the parent is live, then resume the parent if it was suspended and nothing else
- * waits (protocol §8.5).
+ * waits (docs/protocol.md §8.5).
  */
 export function settleParentStep(ctx: KernelContext, child: ExecutionRow): void {
   const spawnedBy = child.spawnedBy;

@@ -1,5 +1,5 @@
 /**
- * Background lifecycle work (protocol §12): the lease reaper, and one sweep that expires
+ * Background lifecycle work (docs/protocol.md §12): the lease reaper, and one sweep that expires
  * approvals, cancels executions past their deadline, repairs unsettled subagents and applies
  * retention. Timers are unref'd and cleared on close; `runOnce()` lets tests with a fake clock
  * drive the same work deterministically.
@@ -78,7 +78,7 @@ export class Maintenance {
     }
   }
 
-  /** §8.6: settle terminal children whose parent step still executes; cancel orphans of ended parents. */
+  /** docs/protocol.md §8.6: settle terminal children whose parent step still executes; cancel orphans of ended parents. */
   private repairSubagents(): void {
     const { store } = this.ctx;
     for (const child of store.listUnsettledSubagents()) {
@@ -92,7 +92,7 @@ export class Maintenance {
   }
 
   /**
-   * §12 retention: delete terminal executions older than the cutoff; a session goes only when
+   * docs/protocol.md §12 retention: delete terminal executions older than the cutoff; a session goes only when
    * every execution in it qualifies.
    */
   private applyRetention(): void {

@@ -1,11 +1,12 @@
 /**
- * Agent writes that settle work: step complete/fail (protocol §6.5), heartbeat, suspend (§8.4)
- * and the execution's own complete/fail (§4.13). All synchronous, inside one transaction.
+ * Agent writes that settle work: step complete/fail (docs/protocol.md §6.5), heartbeat, suspend (docs/protocol.md §8.4)
+ * and the execution's own complete/fail (docs/protocol.md §4.13). All synchronous, inside one transaction.
  */
+
+import { extractUsage } from "@rebuno/policy";
 import { RawJson } from "@rebuno/protocol";
 import { conflict, executionTerminal, notFound } from "../errors.js";
 import { OUTCOME_CONFLICT_STATUSES, REASON_AWAITING_STEPS } from "../inferences.js";
-import { extractUsage } from "../policy/index.js";
 import { isTerminalExecution, isTerminalStep } from "../store/types.js";
 import type { KernelContext } from "./context.js";
 import { appendEvent, appendEventText, stepPayload, stepPayloadHead } from "./events.js";
@@ -94,7 +95,7 @@ export function heartbeat(ctx: KernelContext, executionId: string, agentId: stri
   requireLiveLease(ctx, execution.id, lease);
 }
 
-/** `POST /suspend` (protocol §8.4): block with `awaiting_steps` when every wait is external. */
+/** `POST /suspend` (docs/protocol.md §8.4): block with `awaiting_steps` when every wait is external. */
 export function suspend(ctx: KernelContext, executionId: string, agentId: string, lease: Lease): boolean {
   const execution = agentExecution(ctx, executionId, agentId);
   if (isTerminalExecution(execution.status)) throw executionTerminal();
@@ -104,7 +105,7 @@ export function suspend(ctx: KernelContext, executionId: string, agentId: string
   return true;
 }
 
-/** The agent ends its execution (protocol §4.13). */
+/** The agent ends its execution (docs/protocol.md §4.13). */
 export function finishExecution(
   ctx: KernelContext,
   executionId: string,

@@ -1,4 +1,4 @@
-import { type CompiledPolicy, compilePolicyBundle } from "../policy/index.js";
+import { type CompiledPolicy, compilePolicyBundle } from "@rebuno/policy";
 import type { AgentRow, ExecutionRow } from "../store/types.js";
 
 /** The bundle that governs an execution, or why none could be compiled. */
@@ -8,8 +8,8 @@ export type GoverningPolicy =
   | { readonly kind: "invalid" };
 
 /**
- * Compiled bundles cached by their YAML text (protocol §9.1: "compiled engines may be cached by
- * content"), so a step never recompiles a bundle.
+ * Compiled bundles cached by their YAML text (docs/protocol.md §9.1), so a step never recompiles a
+ * bundle.
  */
 export class PolicyCache {
   private readonly cache = new Map<string, CompiledPolicy>();

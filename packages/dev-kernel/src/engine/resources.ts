@@ -1,5 +1,5 @@
 /**
- * Resources and checkpoints (protocol §1.10, §4.17). A resource's `generation` advances each time
+ * Resources and checkpoints (docs/protocol.md §1.10, §4.17). A resource's `generation` advances each time
  * a step that declares it starts executing; a capture must name the current generation, and an
  * accepted capture covers event seqs from the latest one until the next step that changes the
  * resource (`[covered_seq, invalidated_seq)`).

@@ -1,13 +1,14 @@
 /**
- * Step submission (protocol §6.1–6.3, §5.3). `submitStep` is synchronous and runs inside one
+ * Step submission (docs/protocol.md §6.1–6.3, docs/protocol.md §5.3). `submitStep` is synchronous and runs inside one
  * store transaction; if a judge rule needs an (async) answer it returns `needs_judge` before
  * writing anything but the lease renewal, and the route calls it again with the answer — every
  * check is then repeated against the state at that moment.
  */
+
+import type { PolicyJudge } from "@rebuno/policy";
 import { argsHashFromText, computeStepId, RawJson } from "@rebuno/protocol";
 import { forbidden, invalid, notFound } from "../errors.js";
 import { RATE_LIMITED_EVENT_HAS_STEP_ID, REPLAYED_DENIAL_HAS_RULE_ID } from "../inferences.js";
-import type { PolicyJudge } from "../policy/index.js";
 import type { ApprovalRow, ExecutionRow, Idempotency, StepKind, StepRow } from "../store/types.js";
 import { isTerminalExecution } from "../store/types.js";
 import type { KernelContext } from "./context.js";
@@ -38,7 +39,7 @@ export interface SubmitRequest {
   readonly resources: readonly string[];
 }
 
-/** The StepDecision body (protocol §4.8). */
+/** The StepDecision body (docs/protocol.md §4.8). */
 export type StepDecision = Record<string, unknown> & { readonly decision: string };
 
 /** Result of one pass of {@link submitStep}. */
@@ -304,7 +305,7 @@ function storedError(errorJson: string | undefined): { reason?: unknown; rule_id
   }
 }
 
-/** §6.2: answer for a step that already exists. Policy is not re-evaluated. */
+/** docs/protocol.md §6.2: answer for a step that already exists. Policy is not re-evaluated. */
 function replayExisting(
   ctx: KernelContext,
   execution: ExecutionRow,

@@ -1,5 +1,5 @@
 /**
- * Authentication (protocol §3): agent request signature v1 on agent routes, bearer tokens
+ * Authentication (docs/protocol.md §3): agent request signature v1 on agent routes, bearer tokens
  * (bootstrap token or scoped API keys) on client/admin routes, and the dual rule.
  */
 import { createHash } from "node:crypto";
@@ -38,7 +38,7 @@ function hasCrLf(v: string | undefined): boolean {
   return v !== undefined && (v.includes("\r") || v.includes("\n"));
 }
 
-/** Verify the v1 agent signature, in the order of protocol §3.3. Returns the agent id. */
+/** Verify the v1 agent signature, in the order of docs/protocol.md §3.3. Returns the agent id. */
 export function authenticateAgent(ctx: KernelContext, req: CoreRequest): string {
   const agentId = headerValue(req.headers, H_AGENT);
   const signature = headerValue(req.headers, H_SIGNATURE);
@@ -72,7 +72,7 @@ export function authenticateAgent(ctx: KernelContext, req: CoreRequest): string 
   return agentId;
 }
 
-/** Resolve a bearer token (§3.1, §3.2). No header: anonymous in dev mode, 401 otherwise. */
+/** Resolve a bearer token (docs/protocol.md §3.1, §3.2). No header: anonymous in dev mode, 401 otherwise. */
 export function authenticateBearer(ctx: KernelContext, req: CoreRequest): Caller {
   const count = headerCount(req.headers, "authorization");
   if (count === 0) {
@@ -114,7 +114,7 @@ export function authenticate(
     case "hmac":
       return { kind: "agent", agentId: authenticateAgent(ctx, req) };
     case "dual":
-      // A request carrying either agent header is an agent request (§3.1).
+      // A request carrying either agent header is an agent request (docs/protocol.md §3.1).
       if (headerCount(req.headers, H_AGENT) > 0 || headerCount(req.headers, H_SIGNATURE) > 0) {
         return { kind: "agent", agentId: authenticateAgent(ctx, req) };
       }

@@ -8,10 +8,8 @@
  * untouched (the browser then refuses to hand the answer to the page).
  */
 import { ConfigurationError } from "@rebuno/protocol";
+import type { CorsOrigins } from "../config.js";
 import { type CoreHandler, type CoreRequest, type CoreResponse, headerValue } from "./types.js";
-
-/** Allowed origins: `"*"` (any) or exact origins such as `http://localhost:5173`. */
-export type CorsOrigins = "*" | readonly string[];
 
 /** Methods the kernel's routes use. */
 const ALLOWED_METHODS = "GET, POST, PUT, DELETE";

@@ -1,4 +1,4 @@
-/** Agent routes on the execution itself (protocol §4.11–4.13): heartbeat, suspend, complete, fail. */
+/** Agent routes on the execution itself (docs/protocol.md §4.11–4.13): heartbeat, suspend, complete, fail. */
 import {
   CompleteExecutionRequestSchema,
   FailExecutionRequestSchema,

@@ -1,4 +1,6 @@
-/** Agent and policy routes (protocol §4.14). */
+/** Agent and policy routes (docs/protocol.md §4.14). */
+
+import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "@rebuno/policy";
 import {
   RawJson,
   RegisterAgentRequestSchema,
@@ -15,7 +17,6 @@ import { json, noContent } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
 import { parseUuid } from "../ids.js";
 import { REREGISTER_KEEPS_BUNDLE } from "../inferences.js";
-import { type CompiledPolicy, PERMISSIVE_RESULT, type PolicyResult } from "../policy/index.js";
 import type { AgentRow, ExecutionRow, StepKind } from "../store/types.js";
 import { formatTime, parseTime } from "../time.js";
 import { callerAgent } from "./agent-execution.js";
@@ -35,7 +36,7 @@ export function agentView(a: AgentRow): Record<string, unknown> {
 
 /**
  * Upsert an agent. With `policy` the bundle is compiled first (400 when invalid) and replaces the
- * stored one; without it the stored bundle is kept (§16.22).
+ * stored one; without it the stored bundle is kept (docs/protocol.md §16.22).
  */
 export function registerAgent(ctx: KernelContext, p: AgentProvision): AgentRow {
   if (p.id === "") throw invalid("agent id is required");
@@ -98,7 +99,7 @@ function setPolicy(ctx: KernelContext, input: RouteInput) {
 }
 
 /**
- * `PUT /v0/agents/{id}/metadata` (interop O1, not in protocol.md): the official Python SDK publishes
+ * `PUT /v0/agents/{id}/metadata` (interop O1, not in docs/protocol.md): the official Python SDK publishes
  * its description and input/output JSON Schemas at start-up. Only the agent itself may write them.
  */
 function setMetadata(ctx: KernelContext, input: RouteInput) {

@@ -1,4 +1,4 @@
-/** API key routes (protocol §4.16). Tokens are random, shown once, and stored only as sha256. */
+/** API key routes (docs/protocol.md §4.16). Tokens are random, shown once, and stored only as sha256. */
 import { randomBytes } from "node:crypto";
 import { API_KEY_SCOPES, CreateApiKeyRequestSchema, validateRequest } from "@rebuno/protocol";
 import type { ApiKeyProvision } from "../config.js";

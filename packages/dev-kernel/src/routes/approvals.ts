@@ -1,4 +1,4 @@
-/** Approval routes (protocol §4.15, §11). */
+/** Approval routes (docs/protocol.md §4.15, §11). */
 import { APPROVAL_STATUSES, DecideApprovalRequestSchema, validateRequest } from "@rebuno/protocol";
 import { approvalView, decideApproval } from "../engine/approvals.js";
 import type { KernelContext } from "../engine/context.js";

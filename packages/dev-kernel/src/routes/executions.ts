@@ -1,4 +1,4 @@
-/** Execution routes for clients (protocol §4.1–4.6) and the dual-auth reads. */
+/** Execution routes for clients (docs/protocol.md §4.1–4.6) and the dual-auth reads. */
 import { CreateExecutionRequestSchema, EXECUTION_STATUSES, validateRequest } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { cancelExecution, createExecution, executionView, previousState } from "../engine/executions.js";

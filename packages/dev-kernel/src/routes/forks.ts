@@ -1,4 +1,4 @@
-/** `POST /v0/executions/{id}/fork` (protocol §1.9, §4.17). */
+/** `POST /v0/executions/{id}/fork` (docs/protocol.md §1.9, §4.17). */
 import { ForkRequestSchema, validateRequest } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { executionView } from "../engine/executions.js";

@@ -1,4 +1,4 @@
-/** Operational endpoints (protocol §13.3): health, readiness, Prometheus metrics. */
+/** Operational endpoints (docs/protocol.md §13.3): health, readiness, Prometheus metrics. */
 import type { KernelContext } from "../engine/context.js";
 import { json } from "../http/respond.js";
 import type { Route } from "../http/router.js";

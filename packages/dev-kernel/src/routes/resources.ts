@@ -1,4 +1,4 @@
-/** Resource routes (protocol §4.17): register, bind, checkpoints, and fork points. */
+/** Resource routes (docs/protocol.md §4.17): register, bind, checkpoints, and fork points. */
 import {
   BindResourceRequestSchema,
   CheckpointsRequestSchema,

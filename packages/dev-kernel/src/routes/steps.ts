@@ -1,4 +1,6 @@
-/** Step routes (protocol §4.7–4.9): reads, submission, complete and fail. */
+/** Step routes (docs/protocol.md §4.7–4.9): reads, submission, complete and fail. */
+
+import { evaluateJudge, type JudgeOutcome } from "@rebuno/policy";
 import {
   CompleteStepRequestSchema,
   FailStepRequestSchema,
@@ -17,14 +19,13 @@ import { parseBody } from "../http/core.js";
 import { json, jsonText } from "../http/respond.js";
 import type { Route, RouteInput } from "../http/router.js";
 import type { CoreBodyResponse, CoreResponse } from "../http/types.js";
-import { evaluateJudge, type JudgeOutcome } from "../policy/index.js";
 import type { StepRow } from "../store/types.js";
 import { isTerminalStep } from "../store/types.js";
 import { formatTime } from "../time.js";
 import { callerAgent } from "./agent-execution.js";
 import { readableExecution } from "./executions.js";
 
-/** The Step JSON object (protocol §1.2); empty optional fields omitted. */
+/** The Step JSON object (docs/protocol.md §1.2); empty optional fields omitted. */
 export function stepView(s: StepRow): Record<string, unknown> {
   const v: Record<string, unknown> = {
     step_id: s.stepId,

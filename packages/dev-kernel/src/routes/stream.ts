@@ -1,4 +1,4 @@
-/** Live stream deltas (protocol §4.5, §4.10): publish from the agent, SSE to clients. */
+/** Live stream deltas (docs/protocol.md §4.5, §4.10): publish from the agent, SSE to clients. */
 import { StreamDeltaRequestSchema, validateRequest } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { requireCurrentLease } from "../engine/leases.js";

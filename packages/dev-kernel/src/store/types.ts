@@ -1,7 +1,7 @@
 /**
  * The dev kernel's storage seam. Every implementation (memory now, SQLite through better-sqlite3)
  * is **synchronous**: a request reads, decides and writes without an `await` in between, which is
- * what serializes mutations per execution (protocol §6) without locks.
+ * what serializes mutations per execution (docs/protocol.md §6) without locks.
  *
  * Rules every implementation must keep:
  * - `transaction(fn)` runs `fn` atomically: if it throws, every write made inside is undone and the
@@ -28,7 +28,7 @@ import {
 // import everything they need from this module.
 export type { ApprovalStatus, ExecutionStatus, Idempotency, StepKind, StepStatus };
 
-/** Dispatch row status (protocol §1.3). */
+/** Dispatch row status (docs/protocol.md §1.3). */
 export type DispatchStatus = "pending" | "in_flight" | "failed" | "exhausted";
 
 /** The subagent relation: the parent execution and its executing step. */
@@ -181,7 +181,7 @@ export interface ApiKeyRow {
   readonly revokedAt?: number | undefined;
 }
 
-/** External state registered by an agent for one execution (protocol §1.10). */
+/** External state registered by an agent for one execution (docs/protocol.md §1.10). */
 export interface ResourceRow {
   readonly executionId: string;
   readonly key: string;

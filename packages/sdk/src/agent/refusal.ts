@@ -2,7 +2,7 @@
  * Refusal markers: an LLM call refused by the kernel (or a Rebuno-aware gateway) comes back as a
  * provider error whose body is `{"error":{"type":"rebuno_refusal","message":"rebuno_refusal:
  * <decision>[ reason=<why>]"}}`. Provider SDKs wrap that in their own errors; this maps it back
- * to the Rebuno control-flow error (sdk-surface F32–F33).
+ * to the Rebuno control-flow error (docs/protocol.md §14.3).
  */
 import { Blocked, LeaseSuperseded, PolicyError, RateLimited, Terminated } from "@rebuno/protocol";
 

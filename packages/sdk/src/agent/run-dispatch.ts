@@ -1,7 +1,7 @@
 /**
  * One dispatch of one execution: read it, run the handler under the lease heartbeat inside an
- * execution context, and map the outcome to exactly one kernel write (or none), per the
- * sdk-surface F43–F45 table.
+ * execution context, and map the outcome to exactly one kernel write (or none), as
+ * docs/sdk/agents.md (What the agent writes) lists.
  */
 import { type AgentTransport, LeaseKeeper, SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";
 import {

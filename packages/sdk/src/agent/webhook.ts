@@ -9,7 +9,7 @@ import type { WebhookRejectionCause } from "./rejections.js";
 /** Bodies above this are refused with 413 before verification (the real payload is ~150 bytes). */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
-/** A validated webhook payload (protocol §7.2). */
+/** A validated webhook payload (docs/protocol.md §7.2). */
 export interface WebhookDelivery {
   readonly executionId: string;
   readonly dispatchId: string;

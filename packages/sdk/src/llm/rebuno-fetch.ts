@@ -1,7 +1,7 @@
 /**
  * `rebunoFetch`: a `fetch` for LLM provider SDKs that records every model call as an `llm_call`
  * step. On a rerun the recorded response is served instead of calling the provider, so a resumed
- * handler sees exactly what the first run saw (sdk-surface F26–F33).
+ * handler sees exactly what the first run saw (docs/protocol.md §14.3).
  */
 
 import { SubmissionOutcomeUnknown } from "@rebuno/kernel-transport";

@@ -1,5 +1,5 @@
 /**
- * Refusals as HTTP responses (sdk-surface F32): a refused LLM call answers with a synthetic
+ * Refusals as HTTP responses (docs/protocol.md §14.3): a refused LLM call answers with a synthetic
  * response instead of throwing, so the provider SDK neither retries nor rewraps a thrown error.
  * The body carries the `rebuno_refusal` marker that `raiseForRefusal` parses back.
  */

@@ -16,7 +16,7 @@ import {
   ToolError,
   toWireJson,
 } from "@rebuno/protocol";
-import type { CallSpec } from "../tools/tool-spec.js";
+import type { CallSpec } from "../tool-spec.js";
 import { type CallState, LockHandle } from "./call-state.js";
 import { captureDue } from "./captures.js";
 import { type ExecutionContext, type Frame, frames, kState } from "./context.js";

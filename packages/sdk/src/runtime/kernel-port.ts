@@ -5,8 +5,8 @@
  * small keeps both implementations honest.
  */
 import type { RawJson } from "@rebuno/protocol";
+import type { CallKind } from "../tool-spec.js";
 import type { Idempotency } from "../tool-types.js";
-import type { CallKind } from "../tools/tool-spec.js";
 
 /** The dispatch lease every write carries (same shape as kernel-transport's `DispatchLease`). */
 export interface LeaseRef {
@@ -22,7 +22,7 @@ export interface StepResourceRef {
   readonly due?: boolean | undefined;
 }
 
-/** The kernel's answer to a step submission (protocol §6.4). */
+/** The kernel's answer to a step submission (docs/protocol.md §6.4). */
 export interface StepDecisionLike {
   readonly decision: string;
   readonly stepId?: string | undefined;
@@ -52,7 +52,7 @@ export interface SubmitStepBody {
   readonly resources: readonly string[];
 }
 
-/** A checkpoint taken after a step body (protocol §1.10). */
+/** A checkpoint taken after a step body (docs/protocol.md §1.10). */
 export interface CaptureRef {
   readonly key: string;
   readonly generation: number;

@@ -1,6 +1,6 @@
 /**
  * `offload()`: run CPU-bound work on a worker thread so the event loop — and with it the lease
- * heartbeat — keeps running (sdk-surface §4). Only the pure computation moves; keep tool calls
+ * heartbeat — keeps running. Only the pure computation moves; keep tool calls
  * and steps on the main thread.
  */
 import { Worker } from "node:worker_threads";

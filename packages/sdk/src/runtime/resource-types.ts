@@ -1,4 +1,4 @@
-/** Resource driver contract (sdk-surface F51–F55) and the runtime's record of a registration. */
+/** Resource driver contract (docs/protocol.md §1.10) and the runtime's record of a registration. */
 
 /**
  * Connects a durable environment (a sandbox, a scratch database, a browser) to an execution. The

@@ -1,6 +1,6 @@
 /**
  * `resource()`: attach a durable environment (sandbox, scratch DB, browser) to the execution so
- * forks and session turns can restore it from checkpoints (sdk-surface F51–F55).
+ * forks and session turns can restore it from checkpoints (docs/protocol.md §1.10).
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import type { CallState } from "./call-state.js";

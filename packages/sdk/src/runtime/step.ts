@@ -2,8 +2,9 @@
  * `step()`: record a piece of local non-determinism (the clock, randomness, a fresh id, a read
  * you want pinned) so a rerun replays the first value instead of computing a new one.
  */
+
+import { type CallSpec, checkIdempotency, checkResources } from "../tool-spec.js";
 import type { Idempotency } from "../tool-types.js";
-import { type CallSpec, checkIdempotency, checkResources } from "../tools/tool-spec.js";
 import { type CallBody, runCall } from "./call.js";
 import { frames, OUTSIDE_HINT } from "./context.js";
 

@@ -2,7 +2,7 @@
  * `subagent()`: start another agent's execution from inside a tool body and use its output as
  * the tool's result. The parent does not hold a worker while the child runs: once every call in
  * flight waits (on a subagent), the execution suspends and the handler reruns after the children
- * settle, replaying their outcomes (protocol §8).
+ * settle, replaying their outcomes (docs/protocol.md §8).
  */
 import { Client } from "@rebuno/client";
 import { RebunoError, ToolError, ValidationError } from "@rebuno/protocol";

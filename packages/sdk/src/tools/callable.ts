@@ -5,14 +5,14 @@
 
 import { type CallBody, type DenialMode, runCall } from "../runtime/call.js";
 import { frames, OUTSIDE_HINT } from "../runtime/context.js";
+import type { ToolSpec } from "../tool-spec.js";
 import type { RebunoTool, ToolCallOptions } from "../tool-types.js";
-import type { ToolSpec } from "./tool-spec.js";
 
 /**
  * Runs a tool call in the active execution. `denialMode` `"throw"` is for direct calls from
  * code (decorated methods, `tool(args)`), `"result"` for `execute`, the entry frameworks use.
  *
- * @throws Error when no execution is active (sdk-surface §2 text plus how to fix it).
+ * @throws Error when no execution is active (the message says how to fix it).
  */
 export function callTool(
   spec: ToolSpec,

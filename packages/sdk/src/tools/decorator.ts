@@ -12,6 +12,7 @@
  */
 import "../polyfill.js";
 import { ConfigurationError } from "@rebuno/protocol";
+import { assertToolId } from "../tool-spec.js";
 import { decorateLegacy, isLegacyCall } from "./legacy-decorator.js";
 import {
   bindToolMethod,
@@ -23,7 +24,6 @@ import {
   type ToolOptions,
   toolMethods,
 } from "./tool-method.js";
-import { assertToolId } from "./tool-spec.js";
 
 export { type ToolDecorator, type ToolMeta, type ToolMethod, type ToolOptions, toolMethods };
 

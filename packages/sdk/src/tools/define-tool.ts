@@ -5,9 +5,6 @@
 
 import { ConfigurationError } from "@rebuno/protocol";
 import type { StandardSchemaV1 } from "../standard-schema.js";
-import type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "../tool-types.js";
-import { createToolObject } from "./callable.js";
-import { describeInput } from "./input-schema.js";
 import {
   assertToolId,
   checkIdempotency,
@@ -16,7 +13,10 @@ import {
   defaultDenialFormatter,
   isStandardSchema,
   type ToolSpec,
-} from "./tool-spec.js";
+} from "../tool-spec.js";
+import type { Idempotency, JsonSchema, RebunoTool, ToolCallOptions } from "../tool-types.js";
+import { createToolObject } from "./callable.js";
+import { describeInput } from "./input-schema.js";
 
 /**
  * A tool that is also a function. `t(args)` is the direct call from code: it resolves to the

@@ -7,8 +7,8 @@ import { ConfigurationError, RebunoError } from "@rebuno/protocol";
 import { fromJsonSchema, toJsonSchema } from "../schema/index.js";
 import { withoutDialect } from "../schema/schema-walk.js";
 import type { StandardSchemaV1 } from "../standard-schema.js";
+import { isStandardSchema } from "../tool-spec.js";
 import type { JsonSchema } from "../tool-types.js";
-import { isStandardSchema } from "./tool-spec.js";
 
 /** The validator and the JSON Schema of a tool's input. */
 export interface DescribedInput {

@@ -6,9 +6,6 @@
  */
 import { ConfigurationError } from "@rebuno/protocol";
 import type { StandardSchemaV1 } from "../standard-schema.js";
-import type { Idempotency } from "../tool-types.js";
-import { callTool } from "./callable.js";
-import { describeInput } from "./input-schema.js";
 import {
   assertToolId,
   checkIdempotency,
@@ -17,7 +14,10 @@ import {
   defaultDenialFormatter,
   isStandardSchema,
   type ToolSpec,
-} from "./tool-spec.js";
+} from "../tool-spec.js";
+import type { Idempotency } from "../tool-types.js";
+import { callTool } from "./callable.js";
+import { describeInput } from "./input-schema.js";
 
 /** Options of `@tool`. */
 export interface ToolOptions {

