@@ -232,26 +232,38 @@ export class SqliteConnection {
     if (this.depth > 0) return fn();
     if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
-    if (!this.open) {
+    // The first transaction of a batch needs no savepoint: undoing it is undoing the batch.
+    const first = !this.open;
+    if (first) {
       this.sql.begin.run();
       this.open = true;
       this.schedule();
-    }
-    this.sql.savepoint.run();
+    } else this.sql.savepoint.run();
     this.depth = 1;
     this.wrote = false;
     let out: T;
     try {
       out = fn();
     } catch (err) {
-      this.sql.rollbackTo.run();
-      this.sql.release.run();
+      if (!this.db.inTransaction) {
+        // SQLite rolled the whole batch back itself (some I/O errors do): its waiters lose too.
+        this.open = false;
+        this.writes = 0;
+        this.waiting?.reject(new StoreCommitError(this.path, err));
+        this.waiting = undefined;
+      } else if (first) {
+        this.db.exec("ROLLBACK");
+        this.open = false;
+      } else {
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
+      }
       this.rolledBack();
       throw err;
     } finally {
       this.depth = 0;
     }
-    this.sql.release.run();
+    if (!first) this.sql.release.run();
     if (this.wrote && ++this.writes >= GROUP_COMMIT_MAX) {
       const failure = this.commit();
       if (failure !== undefined) throw failure;
