@@ -75,6 +75,25 @@ describe("format 3 files", () => {
     expect(readdirSync(join(path, "..")).filter((f) => f.includes("backup"))).toEqual([]);
   });
 
+  test("a damaged cold record is refused with StoreCorruptError, and the file is left as it was", () => {
+    const path = fixture("closed");
+    const db = new Database(path);
+    db.prepare("UPDATE cold_execution SET bundle = replace(bundle, 'tides', 'tidez')").run();
+    db.close();
+    const before = sha(path);
+    expect(() => new SqliteStore(path)).toThrow(/cold record of execution e-\w+ fails its checksum/);
+    expect(sha(path)).toBe(before);
+  });
+
+  test("a format-3 file without its cold tables is refused with StoreFormatError", () => {
+    const path = fixture("closed");
+    const db = new Database(path);
+    db.exec("DROP TABLE cold_dispatch");
+    db.close();
+    expect(() => new SqliteStore(path)).toThrow(StoreFormatError);
+    expect(() => new SqliteStore(path)).toThrow(/lacks its cold_dispatch table/);
+  });
+
   test("a format-3 file missing acknowledged log records is refused (its seal says more)", () => {
     const path = fixture("crashed");
     const db = new Database(path);
