@@ -15,6 +15,7 @@ import {
   type TableSpec,
 } from "./sqlite-rows.js";
 import { TERMINAL_SQL as terminal } from "./sqlite-schema.js";
+import type { ExecutionListQuery } from "./types.js";
 
 const names = (t: TableSpec): string[] => t.map((c) => c.column);
 
@@ -156,4 +157,29 @@ export function prepareStatements(db: Database.Database): Statements {
     },
     deleteExecution: DELETE_EXECUTION.map((sql) => db.prepare(sql)),
   };
+}
+
+/** `listExecutions`: the SQL of a query's filters (at most 16 shapes) and its arguments. */
+export function executionListSql(query: ExecutionListQuery): [string, unknown[]] {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const filters = [
+    ["agent_id = ?", query.agentId],
+    ["session = ?", query.session],
+    ["status = ?", query.status],
+    ["id < ?", query.beforeId],
+  ] as const;
+  for (const [sql, value] of filters) {
+    if (value === undefined) continue;
+    where.push(sql);
+    args.push(value);
+  }
+  const filter = where.length > 0 ? `WHERE ${where.join(" AND ")} ` : "";
+  return [`SELECT * FROM executions ${filter}ORDER BY id DESC LIMIT ?`, [...args, query.limit]];
+}
+
+/** `listStepsWithStatus`: one statement per number of statuses; the status index visits the matches only. */
+export function stepsWithStatusSql(count: number): string {
+  const list = Array.from({ length: count }, () => "?").join(", ");
+  return `SELECT * FROM steps INDEXED BY steps_status_idx WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
 }

@@ -1,23 +1,19 @@
-import type Database from "better-sqlite3";
-import { BoundedCache } from "./bounded-cache.js";
-import { SqliteConnection, type SqliteStoreOptions } from "./sqlite-connection.js";
+import { SqliteAccess } from "./sqlite-access.js";
+import type { SqliteStoreOptions } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
 import {
   AGENTS,
   API_KEYS,
   APPROVALS,
   CHECKPOINTS,
-  type Columns,
   DISPATCHES,
   EVENTS,
   EXECUTIONS,
-  fromColumns,
   RESOURCES,
   STEPS,
-  type TableSpec,
   toColumns,
 } from "./sqlite-rows.js";
-import { prepareStatements, type Statements } from "./sqlite-statements.js";
+import { executionListSql, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -45,27 +41,10 @@ export type { SqliteStoreOptions };
  * The file is locked for as long as the store is open (a second store on it fails with
  * `StoreLockedError`).
  */
-export class SqliteStore implements Store {
-  private readonly file: SqliteConnection;
-  private readonly q: Statements;
-  /**
-   * Bounded caches of the rows every request reads again (its execution, its log's last seq): the
-   * values SQLite holds, set by the writes that change them and dropped whenever SQLite rolls back
-   * (a throwing transaction, a failed commit).
-   */
-  private readonly executions = new BoundedCache<ExecutionRow | null>();
-  private readonly lastSeqs = new BoundedCache<number>();
-
-  constructor(
-    readonly path: string,
-    options: SqliteStoreOptions = {},
-  ) {
-    this.file = new SqliteConnection(path, options, () => {
-      this.executions.clear();
-      this.lastSeqs.clear();
-    });
+export class SqliteStore extends SqliteAccess implements Store {
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    super(path, options);
     try {
-      this.q = prepareStatements(this.file.db);
       if (this.file.converted !== undefined) copyInto(this, this.file.converted);
     } catch (err) {
       throw this.file.abandon(err); // nothing of a conversion is committed
@@ -86,43 +65,18 @@ export class SqliteStore implements Store {
     this.file.close();
   }
 
-  private all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
-    return (stmt.all(...args) as Columns[]).map((c) => fromColumns<T>(table, c));
-  }
-
-  private one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
-    const c = stmt.get(...args) as Columns | undefined;
-    return c === undefined ? undefined : fromColumns<T>(table, c);
-  }
-
-  /** Run an UPDATE that must find its row (like the memory store, which throws otherwise). */
-  private update(stmt: Database.Statement, params: Record<string, unknown>, what: string): void {
-    this.file.write(() => {
-      if (stmt.run(params).changes === 0) throw new Error(`${what} does not exist`);
-    });
-  }
-
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
-    const params = toColumns(EXECUTIONS, row);
-    this.file.write(() => this.q.insertExecution.run(params));
-    this.executions.set(row.id, fromColumns<ExecutionRow>(EXECUTIONS, params));
+    this.put(this.executions, row.id, this.q.insertExecution, EXECUTIONS, row, undefined);
   }
 
   updateExecution(row: ExecutionRow): void {
-    const params = toColumns(EXECUTIONS, row);
-    this.update(this.q.updateExecution, params, `execution ${row.id}`);
-    this.executions.set(row.id, fromColumns<ExecutionRow>(EXECUTIONS, params));
+    this.put(this.executions, row.id, this.q.updateExecution, EXECUTIONS, row, `execution ${row.id}`);
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    let row = this.executions.get(id);
-    if (row === undefined) {
-      row = this.one(this.q.getExecution, EXECUTIONS, id) ?? null;
-      this.executions.set(id, row);
-    }
-    return row ?? undefined;
+    return this.read(this.executions, id, this.q.getExecution, EXECUTIONS, id);
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
@@ -130,14 +84,8 @@ export class SqliteStore implements Store {
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (query.agentId !== undefined) where.push("agent_id = ?") && args.push(query.agentId);
-    if (query.session !== undefined) where.push("session = ?") && args.push(query.session);
-    if (query.status !== undefined) where.push("status = ?") && args.push(query.status);
-    if (query.beforeId !== undefined) where.push("id < ?") && args.push(query.beforeId);
-    const sql = `SELECT * FROM executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.all(this.q.cached(sql), EXECUTIONS, ...args, query.limit);
+    const [sql, args] = executionListSql(query);
+    return this.all(this.q.cached(sql), EXECUTIONS, ...args);
   }
 
   countExecutions(): number {
@@ -170,6 +118,8 @@ export class SqliteStore implements Store {
     });
     this.executions.set(id, null);
     this.lastSeqs.set(id, 0);
+    this.steps.clear(); // keyed by step and dispatch: rare enough to drop them all
+    this.dispatches.clear();
   }
 
   // --- events ---------------------------------------------------------------------------------
@@ -199,15 +149,16 @@ export class SqliteStore implements Store {
   // --- steps ----------------------------------------------------------------------------------
 
   insertStep(row: StepRow): void {
-    this.file.write(() => this.q.insertStep.run(toColumns(STEPS, row)));
+    this.put(this.steps, `${row.executionId}\n${row.stepId}`, this.q.insertStep, STEPS, row, undefined);
   }
 
   updateStep(row: StepRow): void {
-    this.update(this.q.updateStep, toColumns(STEPS, row), `step ${row.stepId}`);
+    const key = `${row.executionId}\n${row.stepId}`;
+    this.put(this.steps, key, this.q.updateStep, STEPS, row, `step ${row.stepId}`);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.one(this.q.getStep, STEPS, executionId, stepId);
+    return this.read(this.steps, `${executionId}\n${stepId}`, this.q.getStep, STEPS, executionId, stepId);
   }
 
   listSteps(executionId: string): StepRow[] {
@@ -215,10 +166,7 @@ export class SqliteStore implements Store {
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    // One statement per number of statuses; the status index visits the matching steps only.
-    const list = statuses.map(() => "?").join(", ");
-    const sql = `SELECT * FROM steps INDEXED BY steps_status_idx WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
-    return this.all(this.q.cached(sql), STEPS, executionId, ...statuses);
+    return this.all(this.q.cached(stepsWithStatusSql(statuses.length)), STEPS, executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
@@ -248,19 +196,19 @@ export class SqliteStore implements Store {
   // --- dispatches -----------------------------------------------------------------------------
 
   insertDispatch(row: DispatchRow): void {
-    this.file.write(() => this.q.insertDispatch.run(toColumns(DISPATCHES, row)));
+    this.put(this.dispatches, row.id, this.q.insertDispatch, DISPATCHES, row, undefined);
   }
 
   updateDispatch(row: DispatchRow): void {
     this.file.write(() => {
-      this.update(this.q.updateDispatch, toColumns(DISPATCHES, row), `dispatch ${row.id}`);
+      this.put(this.dispatches, row.id, this.q.updateDispatch, DISPATCHES, row, `dispatch ${row.id}`);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
       if (row.status === "exhausted") this.q.clearOccurrences.run(row.id);
     });
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return this.one(this.q.getDispatch, DISPATCHES, id);
+    return this.read(this.dispatches, id, this.q.getDispatch, DISPATCHES, id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
@@ -314,11 +262,11 @@ export class SqliteStore implements Store {
   // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
-    this.file.write(() => this.q.putAgent.run(toColumns(AGENTS, row)));
+    this.put(this.agents, row.id, this.q.putAgent, AGENTS, row, undefined);
   }
 
   getAgent(id: string): AgentRow | undefined {
-    return this.one(this.q.getAgent, AGENTS, id);
+    return this.read(this.agents, id, this.q.getAgent, AGENTS, id);
   }
 
   listAgents(): AgentRow[] {
@@ -327,6 +275,7 @@ export class SqliteStore implements Store {
 
   deleteAgent(id: string): void {
     this.file.write(() => this.q.deleteAgent.run(id));
+    this.agents.set(id, null);
   }
 
   // --- api keys -------------------------------------------------------------------------------
