@@ -10,25 +10,22 @@ import { type Columns, fromColumns, type TableSpec, toColumns } from "./sqlite-r
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import type { AgentRow, DispatchRow, ExecutionRow, StepRow } from "./types.js";
 
-export abstract class SqliteAccess {
-  protected readonly file: SqliteConnection;
-  protected readonly q: Statements;
+export class SqliteTables {
+  readonly file: SqliteConnection;
+  readonly q: Statements;
   /**
    * Bounded caches of the rows every request reads again (its execution, its log's last seq): the
    * values SQLite holds, set by the writes that change them and dropped whenever SQLite rolls back
    * (a throwing transaction, a failed commit).
    */
-  protected readonly executions = new BoundedCache<ExecutionRow | null>();
-  protected readonly lastSeqs = new BoundedCache<number>();
-  protected readonly steps = new BoundedCache<StepRow | null>();
-  protected readonly dispatches = new BoundedCache<DispatchRow | null>();
-  protected readonly agents = new BoundedCache<AgentRow | null>();
+  readonly executions = new BoundedCache<ExecutionRow | null>();
+  readonly lastSeqs = new BoundedCache<number>();
+  readonly steps = new BoundedCache<StepRow | null>();
+  readonly dispatches = new BoundedCache<DispatchRow | null>();
+  readonly agents = new BoundedCache<AgentRow | null>();
   private readonly caches = [this.executions, this.lastSeqs, this.steps, this.dispatches, this.agents];
 
-  constructor(
-    readonly path: string,
-    options: SqliteStoreOptions,
-  ) {
+  constructor(path: string, options: SqliteStoreOptions) {
     this.file = new SqliteConnection(path, options, () => {
       for (const cache of this.caches) cache.clear();
     });
@@ -39,24 +36,24 @@ export abstract class SqliteAccess {
     }
   }
 
-  protected all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
+  all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
     return (stmt.all(...args) as Columns[]).map((c) => fromColumns<T>(table, c));
   }
 
-  protected one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
+  one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
     const c = stmt.get(...args) as Columns | undefined;
     return c === undefined ? undefined : fromColumns<T>(table, c);
   }
 
   /** Run an UPDATE that must find its row (like the memory store, which throws otherwise). */
-  protected update(stmt: Database.Statement, params: Record<string, unknown>, what: string): void {
+  update(stmt: Database.Statement, params: Record<string, unknown>, what: string): void {
     this.file.write(() => {
       if (stmt.run(params).changes === 0) throw new Error(`${what} does not exist`);
     });
   }
 
   /** A row by key, through its cache (`null` there: known not to exist). */
-  protected read<T>(
+  read<T>(
     cache: BoundedCache<T | null>,
     key: string,
     stmt: Database.Statement,
@@ -72,7 +69,7 @@ export abstract class SqliteAccess {
   }
 
   /** Write `row` into `table` with `stmt` (`update`: it must exist) and cache it as SQLite now holds it. */
-  protected put<T extends object>(
+  put<T extends object>(
     cache: BoundedCache<T | null>,
     key: string,
     stmt: Database.Statement,

@@ -1,4 +1,4 @@
-import { SqliteAccess } from "./sqlite-access.js";
+import { SqliteTables } from "./sqlite-access.js";
 import type { SqliteStoreOptions } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
 import {
@@ -41,107 +41,113 @@ export type { SqliteStoreOptions };
  * The file is locked for as long as the store is open (a second store on it fails with
  * `StoreLockedError`).
  */
-export class SqliteStore extends SqliteAccess implements Store {
-  constructor(path: string, options: SqliteStoreOptions = {}) {
-    super(path, options);
+export class SqliteStore implements Store {
+  /** The connection, statements and caches (sqlite-access.ts). */
+  private readonly t: SqliteTables;
+
+  constructor(
+    readonly path: string,
+    options: SqliteStoreOptions = {},
+  ) {
+    this.t = new SqliteTables(path, options);
     try {
-      if (this.file.converted !== undefined) copyInto(this, this.file.converted);
+      if (this.t.file.converted !== undefined) copyInto(this, this.t.file.converted);
     } catch (err) {
-      throw this.file.abandon(err); // nothing of a conversion is committed
+      throw this.t.file.abandon(err); // nothing of a conversion is committed
     }
-    this.file.finishOpen();
+    this.t.file.finishOpen();
   }
 
   transaction<T>(fn: () => T): T {
-    return this.file.transaction(fn);
+    return this.t.file.transaction(fn);
   }
 
   whenDurable(): Promise<void> {
-    return this.file.whenDurable();
+    return this.t.file.whenDurable();
   }
 
   /** Commit what is pending and release the file. Throws if committing failed. Idempotent. */
   close(): void {
-    this.file.close();
+    this.t.file.close();
   }
 
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
-    this.put(this.executions, row.id, this.q.insertExecution, EXECUTIONS, row, undefined);
+    this.t.put(this.t.executions, row.id, this.t.q.insertExecution, EXECUTIONS, row, undefined);
   }
 
   updateExecution(row: ExecutionRow): void {
-    this.put(this.executions, row.id, this.q.updateExecution, EXECUTIONS, row, `execution ${row.id}`);
+    this.t.put(this.t.executions, row.id, this.t.q.updateExecution, EXECUTIONS, row, `execution ${row.id}`);
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return this.read(this.executions, id, this.q.getExecution, EXECUTIONS, id);
+    return this.t.read(this.t.executions, id, this.t.q.getExecution, EXECUTIONS, id);
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.one(this.q.executionByKey, EXECUTIONS, agentId, idempotencyKey);
+    return this.t.one(this.t.q.executionByKey, EXECUTIONS, agentId, idempotencyKey);
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
     const [sql, args] = executionListSql(query);
-    return this.all(this.q.cached(sql), EXECUTIONS, ...args);
+    return this.t.all(this.t.q.cached(sql), EXECUTIONS, ...args);
   }
 
   countExecutions(): number {
-    return this.q.countExecutions.pluck().get() as number;
+    return this.t.q.countExecutions.pluck().get() as number;
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    return this.all(this.q.sessionExecutions, EXECUTIONS, session);
+    return this.t.all(this.t.q.sessionExecutions, EXECUTIONS, session);
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.all(this.q.childExecutions, EXECUTIONS, parentId);
+    return this.t.all(this.t.q.childExecutions, EXECUTIONS, parentId);
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.all(this.q.pastDeadline, EXECUTIONS, now);
+    return this.t.all(this.t.q.pastDeadline, EXECUTIONS, now);
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
-    return this.all(this.q.unsettledSubagents, EXECUTIONS);
+    return this.t.all(this.t.q.unsettledSubagents, EXECUTIONS);
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.all(this.q.terminalBefore, EXECUTIONS, cutoff, limit);
+    return this.t.all(this.t.q.terminalBefore, EXECUTIONS, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
-    this.file.write(() => {
-      for (const stmt of this.q.deleteExecution) stmt.run(id);
+    this.t.file.write(() => {
+      for (const stmt of this.t.q.deleteExecution) stmt.run(id);
     });
-    this.executions.set(id, null);
-    this.lastSeqs.set(id, 0);
-    this.steps.clear(); // keyed by step and dispatch: rare enough to drop them all
-    this.dispatches.clear();
+    this.t.executions.set(id, null);
+    this.t.lastSeqs.set(id, 0);
+    this.t.steps.clear(); // keyed by step and dispatch: rare enough to drop them all
+    this.t.dispatches.clear();
   }
 
   // --- events ---------------------------------------------------------------------------------
 
   appendEvent(executionId: string, type: string, payloadJson: string, occurredAt: number): number {
-    return this.file.write(() => {
+    return this.t.file.write(() => {
       const seq = this.lastEventSeq(executionId) + 1;
-      this.q.insertEvent.run(executionId, seq, type, payloadJson, occurredAt);
-      this.lastSeqs.set(executionId, seq);
+      this.t.q.insertEvent.run(executionId, seq, type, payloadJson, occurredAt);
+      this.t.lastSeqs.set(executionId, seq);
       return seq;
     });
   }
 
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.all(this.q.listEvents, EVENTS, executionId, afterSeq, limit);
+    return this.t.all(this.t.q.listEvents, EVENTS, executionId, afterSeq, limit);
   }
 
   lastEventSeq(executionId: string): number {
-    let seq = this.lastSeqs.get(executionId);
+    let seq = this.t.lastSeqs.get(executionId);
     if (seq === undefined) {
-      seq = this.q.lastEventSeq.get(executionId) as number;
-      this.lastSeqs.set(executionId, seq);
+      seq = this.t.q.lastEventSeq.get(executionId) as number;
+      this.t.lastSeqs.set(executionId, seq);
     }
     return seq;
   }
@@ -149,34 +155,41 @@ export class SqliteStore extends SqliteAccess implements Store {
   // --- steps ----------------------------------------------------------------------------------
 
   insertStep(row: StepRow): void {
-    this.put(this.steps, `${row.executionId}\n${row.stepId}`, this.q.insertStep, STEPS, row, undefined);
+    this.t.put(this.t.steps, `${row.executionId}\n${row.stepId}`, this.t.q.insertStep, STEPS, row, undefined);
   }
 
   updateStep(row: StepRow): void {
     const key = `${row.executionId}\n${row.stepId}`;
-    this.put(this.steps, key, this.q.updateStep, STEPS, row, `step ${row.stepId}`);
+    this.t.put(this.t.steps, key, this.t.q.updateStep, STEPS, row, `step ${row.stepId}`);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.read(this.steps, `${executionId}\n${stepId}`, this.q.getStep, STEPS, executionId, stepId);
+    return this.t.read(
+      this.t.steps,
+      `${executionId}\n${stepId}`,
+      this.t.q.getStep,
+      STEPS,
+      executionId,
+      stepId,
+    );
   }
 
   listSteps(executionId: string): StepRow[] {
-    return this.all(this.q.listSteps, STEPS, executionId);
+    return this.t.all(this.t.q.listSteps, STEPS, executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    return this.all(this.q.cached(stepsWithStatusSql(statuses.length)), STEPS, executionId, ...statuses);
+    return this.t.all(this.t.q.cached(stepsWithStatusSql(statuses.length)), STEPS, executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.all(this.q.failedForCall, STEPS, executionId, kind, target, argsHash);
+    return this.t.all(this.t.q.failedForCall, STEPS, executionId, kind, target, argsHash);
   }
 
   // --- occurrence counters --------------------------------------------------------------------
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
-    return this.q.getOccurrence.get(dispatchId, kind, target, argsHash) as number | undefined;
+    return this.t.q.getOccurrence.get(dispatchId, kind, target, argsHash) as number | undefined;
   }
 
   setOccurrence(
@@ -186,149 +199,149 @@ export class SqliteStore extends SqliteAccess implements Store {
     argsHash: string,
     consumed: number,
   ): void {
-    this.file.write(() => this.q.setOccurrence.run(dispatchId, kind, target, argsHash, consumed));
+    this.t.file.write(() => this.t.q.setOccurrence.run(dispatchId, kind, target, argsHash, consumed));
   }
 
   clearOccurrences(dispatchId: string): void {
-    this.file.write(() => this.q.clearOccurrences.run(dispatchId));
+    this.t.file.write(() => this.t.q.clearOccurrences.run(dispatchId));
   }
 
   // --- dispatches -----------------------------------------------------------------------------
 
   insertDispatch(row: DispatchRow): void {
-    this.put(this.dispatches, row.id, this.q.insertDispatch, DISPATCHES, row, undefined);
+    this.t.put(this.t.dispatches, row.id, this.t.q.insertDispatch, DISPATCHES, row, undefined);
   }
 
   updateDispatch(row: DispatchRow): void {
-    this.file.write(() => {
-      this.put(this.dispatches, row.id, this.q.updateDispatch, DISPATCHES, row, `dispatch ${row.id}`);
+    this.t.file.write(() => {
+      this.t.put(this.t.dispatches, row.id, this.t.q.updateDispatch, DISPATCHES, row, `dispatch ${row.id}`);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
-      if (row.status === "exhausted") this.q.clearOccurrences.run(row.id);
+      if (row.status === "exhausted") this.t.q.clearOccurrences.run(row.id);
     });
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return this.read(this.dispatches, id, this.q.getDispatch, DISPATCHES, id);
+    return this.t.read(this.t.dispatches, id, this.t.q.getDispatch, DISPATCHES, id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.all(this.q.activeDispatches, DISPATCHES, executionId);
+    return this.t.all(this.t.q.activeDispatches, DISPATCHES, executionId);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.all(this.q.dueDispatches, DISPATCHES, now, limit);
+    return this.t.all(this.t.q.dueDispatches, DISPATCHES, now, limit);
   }
 
   nextDispatchDueAt(): number | undefined {
-    return (this.q.nextDue.get() as number | null) ?? undefined;
+    return (this.t.q.nextDue.get() as number | null) ?? undefined;
   }
 
   listExpiredLeases(now: number): DispatchRow[] {
-    return this.all(this.q.expiredLeases, DISPATCHES, now);
+    return this.t.all(this.t.q.expiredLeases, DISPATCHES, now);
   }
 
   // --- approvals ------------------------------------------------------------------------------
 
   insertApproval(row: ApprovalRow): void {
-    this.file.write(() => this.q.insertApproval.run(toColumns(APPROVALS, row)));
+    this.t.file.write(() => this.t.q.insertApproval.run(toColumns(APPROVALS, row)));
   }
 
   updateApproval(row: ApprovalRow): void {
-    this.update(this.q.updateApproval, toColumns(APPROVALS, row), `approval ${row.id}`);
+    this.t.update(this.t.q.updateApproval, toColumns(APPROVALS, row), `approval ${row.id}`);
   }
 
   getApproval(id: string): ApprovalRow | undefined {
-    return this.one(this.q.getApproval, APPROVALS, id);
+    return this.t.one(this.t.q.getApproval, APPROVALS, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
     return status === undefined
-      ? this.all(this.q.allApprovals, APPROVALS)
-      : this.all(this.q.approvalsWithStatus, APPROVALS, status);
+      ? this.t.all(this.t.q.allApprovals, APPROVALS)
+      : this.t.all(this.t.q.approvalsWithStatus, APPROVALS, status);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.all(this.q.pendingApprovals, APPROVALS, executionId);
+    return this.t.all(this.t.q.pendingApprovals, APPROVALS, executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.one(this.q.pendingApprovalForStep, APPROVALS, executionId, stepId);
+    return this.t.one(this.t.q.pendingApprovalForStep, APPROVALS, executionId, stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.all(this.q.expiredApprovals, APPROVALS, now);
+    return this.t.all(this.t.q.expiredApprovals, APPROVALS, now);
   }
 
   // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
-    this.put(this.agents, row.id, this.q.putAgent, AGENTS, row, undefined);
+    this.t.put(this.t.agents, row.id, this.t.q.putAgent, AGENTS, row, undefined);
   }
 
   getAgent(id: string): AgentRow | undefined {
-    return this.read(this.agents, id, this.q.getAgent, AGENTS, id);
+    return this.t.read(this.t.agents, id, this.t.q.getAgent, AGENTS, id);
   }
 
   listAgents(): AgentRow[] {
-    return this.all(this.q.listAgents, AGENTS);
+    return this.t.all(this.t.q.listAgents, AGENTS);
   }
 
   deleteAgent(id: string): void {
-    this.file.write(() => this.q.deleteAgent.run(id));
-    this.agents.set(id, null);
+    this.t.file.write(() => this.t.q.deleteAgent.run(id));
+    this.t.agents.set(id, null);
   }
 
   // --- api keys -------------------------------------------------------------------------------
 
   insertApiKey(row: ApiKeyRow): void {
-    this.file.write(() => this.q.insertApiKey.run(toColumns(API_KEYS, row)));
+    this.t.file.write(() => this.t.q.insertApiKey.run(toColumns(API_KEYS, row)));
   }
 
   updateApiKey(row: ApiKeyRow): void {
-    this.update(this.q.updateApiKey, toColumns(API_KEYS, row), `api key ${row.id}`);
+    this.t.update(this.t.q.updateApiKey, toColumns(API_KEYS, row), `api key ${row.id}`);
   }
 
   getApiKey(id: string): ApiKeyRow | undefined {
-    return this.one(this.q.getApiKey, API_KEYS, id);
+    return this.t.one(this.t.q.getApiKey, API_KEYS, id);
   }
 
   findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.one(this.q.apiKeyByHash, API_KEYS, tokenHash);
+    return this.t.one(this.t.q.apiKeyByHash, API_KEYS, tokenHash);
   }
 
   listApiKeys(): ApiKeyRow[] {
-    return this.all(this.q.listApiKeys, API_KEYS);
+    return this.t.all(this.t.q.listApiKeys, API_KEYS);
   }
 
   // --- resources and checkpoints ---------------------------------------------------------------
 
   putResource(row: ResourceRow): void {
-    this.file.write(() => this.q.putResource.run(toColumns(RESOURCES, row)));
+    this.t.file.write(() => this.t.q.putResource.run(toColumns(RESOURCES, row)));
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.one(this.q.getResource, RESOURCES, executionId, key);
+    return this.t.one(this.t.q.getResource, RESOURCES, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return this.all(this.q.listResources, RESOURCES, executionId);
+    return this.t.all(this.t.q.listResources, RESOURCES, executionId);
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
-    return this.file.write(() => {
-      const seq = (this.q.lastCheckpointSeq.get(row.executionId, row.key) as number) + 1;
-      this.q.insertCheckpoint.run(toColumns(CHECKPOINTS, { ...row, seq }));
+    return this.t.file.write(() => {
+      const seq = (this.t.q.lastCheckpointSeq.get(row.executionId, row.key) as number) + 1;
+      this.t.q.insertCheckpoint.run(toColumns(CHECKPOINTS, { ...row, seq }));
       return seq;
     });
   }
 
   updateCheckpoint(row: CheckpointRow): void {
-    this.update(this.q.updateCheckpoint, toColumns(CHECKPOINTS, row), `checkpoint ${row.key}#${row.seq}`);
+    this.t.update(this.t.q.updateCheckpoint, toColumns(CHECKPOINTS, row), `checkpoint ${row.key}#${row.seq}`);
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
     return key === undefined
-      ? this.all(this.q.allCheckpoints, CHECKPOINTS, executionId)
-      : this.all(this.q.keyCheckpoints, CHECKPOINTS, executionId, key);
+      ? this.t.all(this.t.q.allCheckpoints, CHECKPOINTS, executionId)
+      : this.t.all(this.t.q.keyCheckpoints, CHECKPOINTS, executionId, key);
   }
 }
