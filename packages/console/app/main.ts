@@ -2,16 +2,29 @@
  * The console page: a small preact app over `@rebuno/client`. Routes live in the hash (`#/`,
  * `#/exec/ID`, `#/approvals`, `#/agents`); the kernel is the page's own origin, or `?kernel=URL`
  * (that kernel then needs CORS for this page's origin). Lists refresh every second; an open
- * execution follows the kernel's event stream and refetches its steps on each event.
+ * execution follows the kernel's event stream and refetches its steps on each event. When the
+ * kernel answers 401 the page asks for a token (session.ts says where it is kept).
  */
-import { Client } from "@rebuno/client";
-import type { Agent, Approval, Execution, Event as KernelEvent, Step } from "@rebuno/protocol";
+import type { Client } from "@rebuno/client";
+import {
+  type Agent,
+  type Approval,
+  type Execution,
+  ForbiddenError,
+  type Event as KernelEvent,
+  type Step,
+  UnauthorizedError,
+} from "@rebuno/protocol";
 import { type ComponentChild, h, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { kernelClient, readKernelTarget, storedToken, storeToken } from "./session.js";
 
-const params = new URLSearchParams(location.search);
-const kernelUrl = params.get("kernel") ?? location.origin;
-const client = new Client({ baseUrl: kernelUrl, retry: { attempts: 1 } });
+const target = readKernelTarget();
+const kernelUrl = target.url;
+/** Replaced on sign-in and sign-out; every call reads the current one. */
+let client: Client = kernelClient(kernelUrl, storedToken(kernelUrl));
+/** Set by {@link App}: show the sign-in form (a call was answered 401). */
+let requestSignIn: () => void = () => {};
 const REFRESH_MS = 1000;
 const STATUSES = ["", "pending", "running", "blocked", "completed", "failed", "cancelled"];
 
@@ -56,8 +69,81 @@ function usePoll<T>(
   return { data, error };
 }
 
+/** What to show for a failed call; a 401 also brings up the sign-in form. */
 function message(err: unknown): string {
+  if (UnauthorizedError.isInstance(err)) {
+    requestSignIn();
+    return "The kernel asks for a token (401 unauthorized).";
+  }
+  if (ForbiddenError.isInstance(err)) {
+    return `Your token is not allowed to do this (403 ${err.message}). Sign out, then sign in with a token that has that scope.`;
+  }
   return err instanceof Error ? err.message : String(err);
+}
+
+function SignIn({
+  tokenRejected,
+  onSignedIn,
+}: {
+  tokenRejected: boolean;
+  onSignedIn: (token: string, signedIn: Client) => void;
+}): ComponentChild {
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event): Promise<void> => {
+    e.preventDefault();
+    const token = value.trim();
+    if (token === "") {
+      setError("Paste a token first.");
+      return;
+    }
+    setBusy(true);
+    const candidate = kernelClient(kernelUrl, token);
+    try {
+      await candidate.list({ limit: 1 });
+    } catch (err) {
+      // 403: the kernel knows the token, it only may not list executions; each view says what it lacks.
+      if (!ForbiddenError.isInstance(err)) {
+        setBusy(false);
+        void candidate.close();
+        setError(
+          UnauthorizedError.isInstance(err)
+            ? "The kernel did not accept this token (401 unauthorized): it is neither its bootstrap token nor a live API key."
+            : `Could not check the token: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        return;
+      }
+    }
+    onSignedIn(token, candidate);
+  };
+  return h("section", null, [
+    h("h2", null, "Sign in"),
+    h(
+      "p",
+      null,
+      tokenRejected
+        ? "The kernel no longer accepts the token this tab signed in with (401)."
+        : "This kernel requires a token (it answered 401 unauthorized).",
+    ),
+    h("form", { id: "sign-in", class: "card", onSubmit: (e: Event) => void submit(e) }, [
+      h("label", { for: "token" }, "Bootstrap token or API key "),
+      h("input", {
+        id: "token",
+        type: "password",
+        autocomplete: "off",
+        value,
+        onInput: (e: Event & { currentTarget: HTMLInputElement }) => setValue(e.currentTarget.value),
+      }),
+      h("button", { type: "submit", disabled: busy }, "Sign in"),
+    ]),
+    error === undefined ? null : h("div", { class: "alert", id: "sign-in-error" }, error),
+    h(
+      "p",
+      { class: "muted" },
+      "Sent as Authorization: Bearer and kept for this tab only (it is forgotten when the tab closes). Never put a token in the address: it would be kept in history and logs.",
+    ),
+  ]);
 }
 
 function json(value: unknown): string {
@@ -359,13 +445,43 @@ function Agents(): ComponentChild {
   ]);
 }
 
+interface SignInState {
+  /** The token this tab signed in with, if any. */
+  readonly token: string | undefined;
+  /** A call was answered 401: show the form instead of the views. */
+  readonly prompt: boolean;
+  /** Bumped on sign-in and sign-out, so every view remounts and reloads with the new client. */
+  readonly generation: number;
+}
+
 function App(): ComponentChild {
   const hash = useHash();
+  const [auth, setAuth] = useState<SignInState>({
+    token: storedToken(kernelUrl),
+    prompt: false,
+    generation: 0,
+  });
+  useEffect(() => {
+    requestSignIn = () => {
+      storeToken(kernelUrl, undefined); // a token answered 401 is not kept for the next load
+      setAuth((a) => (a.prompt ? a : { ...a, prompt: true }));
+    };
+    return () => {
+      requestSignIn = () => {};
+    };
+  }, []);
+  const switchClient = (token: string | undefined, next: Client): void => {
+    void client.close();
+    client = next;
+    storeToken(kernelUrl, token);
+    setAuth((a) => ({ token, prompt: false, generation: a.generation + 1 }));
+  };
   const exec = /^#\/exec\/(.+)$/.exec(hash);
   const tab =
     exec !== null ? "exec" : hash === "#/approvals" ? "approvals" : hash === "#/agents" ? "agents" : "list";
   const link = (href: string, name: string, on: boolean): ComponentChild =>
     h("a", { href, class: on ? "on" : "" }, name);
+  const key = auth.generation;
   return h("div", null, [
     h("header", null, [
       h("b", null, "Rebuno"),
@@ -373,18 +489,36 @@ function App(): ComponentChild {
       link("#/approvals", "Approvals", tab === "approvals"),
       link("#/agents", "Agents", tab === "agents"),
       h("span", { class: "kernel" }, kernelUrl),
+      auth.token === undefined
+        ? null
+        : h(
+            "button",
+            { id: "sign-out", onClick: () => switchClient(undefined, kernelClient(kernelUrl, undefined)) },
+            "Sign out",
+          ),
     ]),
-    h(
-      "main",
-      null,
-      exec !== null
-        ? h(ExecutionView, { key: exec[1], id: decodeURIComponent(exec[1]!) })
-        : tab === "approvals"
-          ? h(Approvals, { executionId: undefined })
-          : tab === "agents"
-            ? h(Agents, {})
-            : h(Executions, {}),
-    ),
+    h("main", null, [
+      target.droppedUrlToken
+        ? h(
+            "div",
+            { class: "alert", id: "url-token" },
+            "A token in the address was ignored and removed from it: addresses are kept in history and logs. Sign in with the form instead.",
+          )
+        : null,
+      auth.prompt
+        ? h(SignIn, {
+            key,
+            tokenRejected: auth.token !== undefined,
+            onSignedIn: (token, signedIn) => switchClient(token, signedIn),
+          })
+        : exec !== null
+          ? h(ExecutionView, { key: `${key}:${exec[1]}`, id: decodeURIComponent(exec[1]!) })
+          : tab === "approvals"
+            ? h(Approvals, { key, executionId: undefined })
+            : tab === "agents"
+              ? h(Agents, { key })
+              : h(Executions, { key }),
+    ]),
   ]);
 }
 

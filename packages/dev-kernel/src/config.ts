@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { ConfigurationError } from "@rebuno/protocol";
 import type { IdGenerator } from "./ids.js";
 import type { SqliteStoreOptions } from "./store/sqlite.js";
 import type { Store } from "./store/types.js";
@@ -54,7 +56,10 @@ export interface DispatchOptions {
 /** Options of {@link startDevKernel}. */
 export interface DevKernelOptions {
   readonly agents?: readonly AgentProvision[] | undefined;
-  /** Full-access bearer token (env `REBUNO_BEARER_TOKEN`). Required when `devMode` is false. */
+  /**
+   * Full-access bearer token (env `REBUNO_BEARER_TOKEN`). When `devMode` is false, this or at least
+   * one of `apiKeys` is required (otherwise no request could ever be authorized).
+   */
   readonly bootstrapToken?: string | undefined;
   readonly apiKeys?: readonly ApiKeyProvision[] | undefined;
   /**
@@ -85,7 +90,10 @@ export interface DevKernelOptions {
   readonly maxRetainedExecutions?: number | undefined;
   /** Judge service URL; enables `decision: judge` rules (see the policy engine). */
   readonly judgeEndpoint?: string | undefined;
-  /** Anonymous requests get full access; supplied tokens are still checked (default true). */
+  /**
+   * Anonymous requests get full access; supplied tokens are still checked (default true). While on,
+   * `listen()` refuses a non-loopback address unless told `allowAnonymous` (see `exposure.ts`).
+   */
   readonly devMode?: boolean | undefined;
   /**
    * Let browser pages on these origins call the kernel (`"*"` = any origin): preflight `OPTIONS`
@@ -105,7 +113,8 @@ export interface DevKernelOptions {
 /** Options with defaults applied. */
 export interface ResolvedConfig {
   readonly devMode: boolean;
-  readonly bootstrapToken: string | undefined;
+  /** sha256 of the bootstrap token, compared in constant time (`http/auth.ts`). */
+  readonly bootstrapTokenHash: Buffer | undefined;
   readonly maxAttempts: number;
   readonly leaseTimeoutMs: number;
   readonly backoffBaseMs: number;
@@ -128,19 +137,27 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+/** sha256 of a bearer token as bytes: equal lengths for a constant-time comparison. */
+export function tokenDigest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
 /** Apply defaults and check the numbers. */
 export function resolveConfig(options: DevKernelOptions): ResolvedConfig {
   const d = options.dispatch ?? {};
   const devMode = options.devMode ?? true;
-  if (!devMode && (options.bootstrapToken === undefined || options.bootstrapToken === "")) {
-    throw new RangeError("a bootstrap token is required when devMode is false");
+  const bootstrapToken = options.bootstrapToken === "" ? undefined : options.bootstrapToken;
+  if (!devMode && bootstrapToken === undefined && (options.apiKeys ?? []).length === 0) {
+    throw new ConfigurationError(
+      "devMode: false needs a bootstrapToken or at least one of apiKeys: without one, no request could be authorized",
+    );
   }
   const leaseTimeoutMs = positive(d.leaseTimeoutSeconds, 120, "dispatch.leaseTimeoutSeconds") * 1000;
   const retentionMs = options.retentionMs ?? 24 * 3_600_000;
   if (!Number.isFinite(retentionMs) || retentionMs < 0) throw new RangeError("retentionMs must be ≥ 0");
   return {
     devMode,
-    bootstrapToken: options.bootstrapToken === "" ? undefined : options.bootstrapToken,
+    bootstrapTokenHash: bootstrapToken === undefined ? undefined : tokenDigest(bootstrapToken),
     maxAttempts: Math.floor(positive(d.maxAttempts, 5, "dispatch.maxAttempts")),
     leaseTimeoutMs,
     backoffBaseMs: positive(d.backoffBaseMs, 1000, "dispatch.backoffBaseMs"),

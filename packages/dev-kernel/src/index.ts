@@ -8,6 +8,7 @@ export type {
   DispatchOptions,
   FetchLike,
 } from "./config.js";
+export { AnonymousNetworkAccessError, isLoopbackAddress } from "./exposure.js";
 export type { CoreHeaders, CoreRequest, CoreResponse } from "./http/types.js";
 export type { IdGenerator } from "./ids.js";
 export { createUuidV7Generator } from "./ids.js";

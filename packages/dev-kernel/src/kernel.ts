@@ -8,12 +8,17 @@ import type { KernelContext } from "./engine/context.js";
 import { Dispatcher } from "./engine/dispatcher.js";
 import { Maintenance } from "./engine/maintenance.js";
 import { PolicyCache } from "./engine/policies.js";
+import { AnonymousNetworkAccessError, formatHostPort, isLoopbackAddress } from "./exposure.js";
 import { onClientError } from "./http/client-error.js";
 import { ConnectionTracker } from "./http/connections.js";
 import { createCoreHandler } from "./http/core.js";
 import { validateCorsOrigins, withCors } from "./http/cors.js";
 import { serveFetch } from "./http/fetch-adapter.js";
-import { createContinueListener, createNodeListener } from "./http/node-adapter.js";
+import {
+  createContinueListener,
+  createExpectationListener,
+  createNodeListener,
+} from "./http/node-adapter.js";
 import type { Route } from "./http/router.js";
 import { loadStaticAssets, withStaticAssets } from "./http/static-assets.js";
 import type { CoreHandler, CoreRequest, CoreResponse } from "./http/types.js";
@@ -52,8 +57,16 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link DevKernel.listen}. */
 export interface ListenOptions {
+  /** Address or host name to bind (default `127.0.0.1`; `""` binds every interface). */
   readonly host?: string | undefined;
+  /** Port to bind (default 0: any free port; the returned URL has the one bound). */
   readonly port?: number | undefined;
+  /**
+   * In dev mode (anonymous requests have full access), binding anything but a loopback address
+   * throws {@link AnonymousNetworkAccessError}; `true` says the network is trusted and binds anyway.
+   * Ignored when `devMode` is false (every request then needs a token).
+   */
+  readonly allowAnonymous?: boolean | undefined;
 }
 
 /** A running dev kernel. */
@@ -68,7 +81,10 @@ export interface DevKernel {
   fetch(request: Request): Promise<Response>;
   /** Transport-neutral core (what both adapters call). */
   handle(request: CoreRequest): Promise<CoreResponse>;
-  /** Bind a `node:http` server (default 127.0.0.1, port 0) and return its base URL. */
+  /**
+   * Bind a `node:http` server (default 127.0.0.1, port 0) and return its base URL. In dev mode it
+   * refuses a non-loopback address (decided from the bound address) unless `allowAnonymous`.
+   */
   listen(options?: ListenOptions): Promise<string>;
   /** Register or update an agent (compiles `policy` first; throws on an invalid bundle). */
   registerAgent(agent: AgentProvision): void;
@@ -130,26 +146,42 @@ class RunningKernel implements DevKernel {
   async listen(options: ListenOptions = {}): Promise<string> {
     if (this.server !== undefined) throw new ConfigurationError("the dev kernel is already listening");
     const host = options.host ?? "127.0.0.1";
-    const server = createServer({ keepAliveTimeout: 5_000 });
+    // Without a Host header node would answer a bare 400; `headerRefusal` answers it in JSON.
+    const server = createServer({ keepAliveTimeout: 5_000, requireHostHeader: false });
     this.server = server;
     const connections = new ConnectionTracker(server);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        // `""` → no host: node binds every interface (`::`, or `0.0.0.0` without IPv6).
+        server.listen(options.port ?? 0, host === "" ? undefined : host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      this.server = undefined; // not listening: a later listen() may try again
+      throw err;
+    }
+    const address = server.address() as AddressInfo;
+    // Decided from what was bound (a host name is resolved by then), before any request is served:
+    // no request handler is attached yet, and the socket is closed again on refusal.
+    if (this.ctx.config.devMode && options.allowAnonymous !== true && !isLoopbackAddress(address.address)) {
+      this.server = undefined;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      throw new AnonymousNetworkAccessError(address.address, address.port, host);
+    }
     this.connections = connections;
     const listener = connections.listener(
       createNodeListener(this.core, MAX_BODY_BYTES, (err) => this.ctx.reportError(err, "http")),
     );
     server.on("request", listener);
     server.on("checkContinue", createContinueListener(listener, MAX_BODY_BYTES));
+    server.on("checkExpectation", createExpectationListener(listener));
     server.on("clientError", onClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    const address = server.address() as AddressInfo;
-    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    this.url = `http://${shownHost}:${address.port}`;
+    this.url = `http://${formatHostPort(address.address, address.port)}`;
     return this.url;
   }
 

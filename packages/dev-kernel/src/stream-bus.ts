@@ -15,6 +15,13 @@ class Subscriber {
   readonly queue: string[] = [];
   congested = false;
   scheduled = false;
+  /**
+   * Set by `close()`. A flush may already be scheduled then (a delta or the terminal notice pushed
+   * in the same turn), and its sink may be ended by the time it runs: writing to an ended
+   * `ServerResponse` emits an unhandled "error" that ended `rebuno-dev` with exit code 1 when
+   * SIGTERM closed the kernel in that window.
+   */
+  closed = false;
   constructor(readonly sink: StreamSink) {}
 
   push(frame: string, always = false): void {
@@ -33,6 +40,7 @@ class Subscriber {
 
   flush(): void {
     this.scheduled = false;
+    if (this.closed) return;
     while (this.queue.length > 0 && !this.congested) {
       if (!this.sink.write(this.queue.shift()!)) this.congested = true;
     }
@@ -60,6 +68,8 @@ export class StreamBus {
     set.add(sub);
     return {
       close: () => {
+        sub.closed = true;
+        sub.queue.length = 0;
         const s = this.subscribers.get(executionId);
         if (s === undefined) return;
         s.delete(sub);

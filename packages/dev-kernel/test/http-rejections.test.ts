@@ -1,7 +1,8 @@
 // Every request the kernel refuses before routing gets the protocol's JSON error envelope over the
 // socket, and the connection then closes in order (FIN, no reset), so clients read the answer:
-// bodies over 10 MiB (400 validation_error, as docs/protocol.md §2 and the Go kernel), and requests Node's
-// HTTP parser refuses (431 header overflow, 400 malformed, 408 too slow).
+// bodies over 10 MiB (400 validation_error, as docs/protocol.md §2 and the Go kernel), requests
+// Node's HTTP parser refuses (431 header overflow, 400 malformed, including a bad chunk size, 408
+// too slow), and those node would answer bare (400 no Host on HTTP/1.1, 417 unsupported Expect).
 import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
@@ -171,6 +172,97 @@ describe("rejections over a socket", () => {
     const envelope = JSON.parse(body(r.text));
     expect(envelope.code).toBe("validation_error");
     expect(envelope.message).toMatch(/^validation error: malformed HTTP request \(HPE_[A-Z_]+\)$/);
+  });
+
+  test.each([
+    ["in the first chunk", "zz\r\nabc\r\n0\r\n\r\n"],
+    ["after a valid chunk", '5\r\n{"a":\r\nzz\r\n'],
+  ])(
+    "a chunked body with an invalid chunk size %s → 400 envelope, and the kernel keeps serving",
+    async (_name, chunks) => {
+      // Node's parser fails inside the body of a request it already handed over: that request's body
+      // never ends, and it used to get no answer at all (the connection was just closed).
+      await start();
+      const r = await exchange(base, (socket) =>
+        write(
+          socket,
+          `POST /v0/executions HTTP/1.1\r\nHost: k\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`,
+        ),
+      );
+      expect(r.error).toBeUndefined();
+      expect(r.endedByServer).toBe(true);
+      expect(status(r.text)).toBe(400);
+      expect(header(r.text, "content-type")).toBe("application/json; charset=utf-8");
+      expect(JSON.parse(body(r.text))).toEqual({
+        code: "validation_error",
+        message: "validation error: malformed HTTP request (HPE_INVALID_CHUNK_SIZE)",
+      });
+      expect((await fetch(`${base}/v0/health`)).status).toBe(200);
+    },
+  );
+
+  test("a chunked body past 10 MiB, then an invalid chunk size: one 400 envelope, no crash", async () => {
+    // The oversized-body drain is waiting for the body's end when the parser refuses it; the
+    // parser's answer goes out and the drain writes nothing after it.
+    await start();
+    const piece = "y".repeat(512 * 1024);
+    const r = await exchange(base, async (socket) => {
+      await write(socket, "POST /v0/executions HTTP/1.1\r\nHost: k\r\nTransfer-Encoding: chunked\r\n\r\n");
+      for (let sent = 0; sent <= MAX_BODY_BYTES + piece.length; sent += piece.length) {
+        await write(socket, `${piece.length.toString(16)}\r\n${piece}\r\n`);
+      }
+      await write(socket, "zz\r\n");
+    });
+    expect(r.error).toBeUndefined();
+    const answers = [...r.text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    expect(answers).toEqual([400]);
+    expect(JSON.parse(body(r.text)).message).toBe(
+      "validation error: malformed HTTP request (HPE_INVALID_CHUNK_SIZE)",
+    );
+    expect((await fetch(`${base}/v0/health`)).status).toBe(200);
+  });
+
+  test("an HTTP/1.1 request without a Host header → 400 envelope (not node's bare 400)", async () => {
+    await start();
+    const r = await exchange(base, (socket) =>
+      write(
+        socket,
+        "POST /v0/executions HTTP/1.1\r\nContent-Length: 2\r\ncontent-type: application/json\r\n\r\n{}",
+      ),
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.endedByServer).toBe(true);
+    expect(status(r.text)).toBe(400);
+    expect(header(r.text, "content-type")).toBe("application/json; charset=utf-8");
+    expect(header(r.text, "connection")).toBe("close");
+    expect(JSON.parse(body(r.text))).toEqual({
+      code: "validation_error",
+      message: "validation error: HTTP/1.1 request without a Host header",
+    });
+    expect((await fetch(`${base}/v0/health`)).status).toBe(200);
+  });
+
+  test("an HTTP/1.0 request without a Host header is served (Host is required from 1.1 on)", async () => {
+    await start();
+    const r = await exchange(base, (socket) => write(socket, "GET /v0/health HTTP/1.0\r\n\r\n"));
+    expect(status(r.text)).toBe(200);
+    expect(JSON.parse(body(r.text))).toEqual({ status: "ok" });
+  });
+
+  test("an Expect header other than 100-continue → 417 envelope (not node's bare 417)", async () => {
+    await start();
+    const r = await exchange(base, (socket) =>
+      write(
+        socket,
+        "POST /v0/executions HTTP/1.1\r\nHost: k\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}",
+      ),
+    );
+    expect(r.error).toBeUndefined();
+    expect(status(r.text)).toBe(417);
+    expect(JSON.parse(body(r.text))).toEqual({
+      code: "validation_error",
+      message: 'validation error: unsupported Expect header "teapot"',
+    });
   });
 
   test("garbage after an answered keep-alive request gets its own envelope", async () => {

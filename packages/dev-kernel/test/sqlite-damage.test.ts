@@ -28,6 +28,7 @@ import {
 } from "../src/store/store-errors.js";
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
+import { unprivilegedCli } from "./unprivileged-cli.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
@@ -85,9 +86,11 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   chmodSync(dir, 0o755);
   const config = join(dir, "dev.yaml");
   writeFileSync(config, "agents: []\n", { mode: 0o644 });
+  const args = ["--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`];
+  // Another user may not be able to read this checkout (a private folder): it runs a bundled copy.
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", CLI, "--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`],
+    uid === undefined ? ["--import", "tsx", CLI, ...args] : [await unprivilegedCli(), ...args],
     {
       env: { ...process.env, ...FROM_SOURCE_ENV },
       stdio: ["ignore", "pipe", "pipe"],

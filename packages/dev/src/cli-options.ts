@@ -20,14 +20,30 @@ export interface CliOptions {
   readonly quiet: boolean;
   /** `--no-console`: do not serve the web console at `/`. */
   readonly console: boolean;
+  /** `--allow-anonymous`: the network is trusted, serve anonymous requests beyond loopback. */
+  readonly allowAnonymous: boolean;
 }
+
+/** `--auth`: `anonymous` (dev mode: no token = full access) or `required` (every request needs one). */
+export type AuthMode = "anonymous" | "required";
+
+/**
+ * Exit code of `rebuno-dev` when it refuses to serve anonymous requests beyond loopback
+ * ({@link AnonymousNetworkAccessError}); 1 stays every other start-up failure, 3–7 the store's.
+ */
+export const ANONYMOUS_NETWORK_EXIT_CODE = 8;
 
 /** Usage text. */
 export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
+                  [--auth anonymous|required] [--allow-anonymous]
                   [--sqlite-synchronous normal|full] [--quiet] [--no-console]
 
   --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
   --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
+  --auth     anonymous (default): requests without a token have full access, only on loopback;
+             required: every request needs REBUNO_BEARER_TOKEN or an api_keys token (env REBUNO_AUTH)
+  --allow-anonymous  serve anonymous requests on a non-loopback address: the network is trusted
+             (env REBUNO_ALLOW_ANONYMOUS=true); without it such a --listen is refused (exit 8)
   --store    memory (default) or sqlite:PATH
   --sqlite-synchronous  durability of the SQLite store (env REBUNO_SQLITE_SYNCHRONOUS): normal (default)
              survives a killed process; full also fsyncs every commit, to survive power loss
@@ -35,7 +51,7 @@ export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen h
   --no-console  do not serve the web console at / (it is served by default)
   --version  print the version and exit
 
-environment: REBUNO_BEARER_TOKEN, REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
+environment: REBUNO_BEARER_TOKEN (the full-access token), REBUNO_DISPATCH_MAX_ATTEMPTS, REBUNO_DISPATCH_LEASE_TIMEOUT,
 REBUNO_DISPATCH_TIMEOUT, REBUNO_DISPATCH_CONCURRENCY, REBUNO_APPROVAL_TIMEOUT, REBUNO_DEADLINE_TIMEOUT,
 REBUNO_CLEANUP_INTERVAL, REBUNO_RETENTION, REBUNO_JUDGE_ENDPOINT`;
 
@@ -89,6 +105,21 @@ function integer(env: Readonly<Record<string, string | undefined>>, name: string
   return Number(v);
 }
 
+/** `--auth` / `REBUNO_AUTH`. */
+export function parseAuthMode(value: string | undefined, source: string): AuthMode {
+  if (value === undefined || value === "") return "anonymous";
+  if (value === "anonymous" || value === "required") return value;
+  throw new ConfigurationError(`${source} must be anonymous or required, got ${JSON.stringify(value)}`);
+}
+
+/** `REBUNO_ALLOW_ANONYMOUS`: `true`/`1` or `false`/`0` (unset = false); anything else is refused. */
+function flagFromEnv(env: Readonly<Record<string, string | undefined>>, name: string): boolean {
+  const v = env[name];
+  if (v === undefined || v === "" || v === "false" || v === "0") return false;
+  if (v === "true" || v === "1") return true;
+  throw new ConfigurationError(`${name} must be true or false, got ${JSON.stringify(v)}`);
+}
+
 /** Parse argv (without `node` and the script) and the environment. */
 export function parseCliArgs(
   argv: readonly string[],
@@ -99,6 +130,7 @@ export function parseCliArgs(
   let version = false;
   let quiet = false;
   let console = true;
+  let allowAnonymousFlag = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "-h" || arg === "--help") {
@@ -117,7 +149,11 @@ export function parseCliArgs(
       console = false;
       continue;
     }
-    const m = /^--(config|listen|store|sqlite-synchronous)(?:=(.*))?$/.exec(arg);
+    if (arg === "--allow-anonymous") {
+      allowAnonymousFlag = true;
+      continue;
+    }
+    const m = /^--(config|listen|store|sqlite-synchronous|auth)(?:=(.*))?$/.exec(arg);
     if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
@@ -143,12 +179,25 @@ export function parseCliArgs(
 
   const config = flags.get("config");
   const provisioning = config === undefined ? undefined : loadProvisioning(config, env);
+  const authFlag = flags.get("auth");
+  const auth = parseAuthMode(authFlag ?? env.REBUNO_AUTH, authFlag === undefined ? "REBUNO_AUTH" : "--auth");
+  const allowAnonymous = allowAnonymousFlag || flagFromEnv(env, "REBUNO_ALLOW_ANONYMOUS");
+  const bootstrapToken = env.REBUNO_BEARER_TOKEN || provisioning?.bootstrapToken;
+  if (auth === "required" && allowAnonymous)
+    throw new ConfigurationError(
+      "--auth required and --allow-anonymous contradict each other: with auth required no request is anonymous",
+    );
+  if (auth === "required" && bootstrapToken === undefined && (provisioning?.apiKeys ?? []).length === 0)
+    throw new ConfigurationError(
+      "--auth required needs a token to accept: set REBUNO_BEARER_TOKEN, or bootstrap_token or api_keys in --config",
+    );
   const leaseMs = durationMs(env, "REBUNO_DISPATCH_LEASE_TIMEOUT");
   const kernel: DevKernelOptions = {
     store,
     agents: provisioning?.agents,
     apiKeys: provisioning?.apiKeys,
-    bootstrapToken: env.REBUNO_BEARER_TOKEN || provisioning?.bootstrapToken,
+    bootstrapToken,
+    devMode: auth === "anonymous",
     approvalTimeoutMs: durationMs(env, "REBUNO_APPROVAL_TIMEOUT"),
     deadlineTimeoutMs: durationMs(env, "REBUNO_DEADLINE_TIMEOUT"),
     sweepIntervalMs: durationMs(env, "REBUNO_CLEANUP_INTERVAL"),
@@ -161,5 +210,5 @@ export function parseCliArgs(
       concurrency: integer(env, "REBUNO_DISPATCH_CONCURRENCY"),
     },
   };
-  return { host, port, kernel, help, version, quiet, console };
+  return { host, port, kernel, help, version, quiet, console, allowAnonymous };
 }

@@ -5,9 +5,14 @@
  */
 import { createRequire } from "node:module";
 import { consoleAssetsDir } from "@rebuno/console";
-import { startDevKernel, storeExitCode } from "@rebuno/dev-kernel";
+import {
+  AnonymousNetworkAccessError,
+  isLoopbackAddress,
+  startDevKernel,
+  storeExitCode,
+} from "@rebuno/dev-kernel";
 import { RebunoError } from "@rebuno/protocol";
-import { parseCliArgs, USAGE } from "./cli-options.js";
+import { ANONYMOUS_NETWORK_EXIT_CODE, parseCliArgs, USAGE } from "./cli-options.js";
 import { startTimeline } from "./cli-timeline.js";
 
 const pkg = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -23,6 +28,19 @@ function findConsole(): string | undefined {
   }
 }
 
+/** The refusal in the command's own terms: why, and the two ways out as flags. */
+function refusalMessage(err: AnonymousNetworkAccessError): string {
+  return [
+    `refusing to listen on ${err.address.includes(":") ? `[${err.address}]` : err.address}:${err.port}: it is not a loopback address, and without`,
+    "auth anyone who can reach it could list every execution with its input and output, create and cancel",
+    "executions, change policies and grant approvals. Either:",
+    "  - require a token: --auth required (env REBUNO_AUTH=required) with REBUNO_BEARER_TOKEN set,",
+    "    or bootstrap_token / api_keys in --config; or",
+    "  - if this network is trusted, say so: --allow-anonymous (env REBUNO_ALLOW_ANONYMOUS=true).",
+    "Or listen on loopback only: --listen 127.0.0.1:PORT.",
+  ].join("\n");
+}
+
 async function main(): Promise<number> {
   const options = parseCliArgs(process.argv.slice(2), process.env);
   if (options.help) {
@@ -36,7 +54,25 @@ async function main(): Promise<number> {
   // The one place kernel and console meet: the library only knows a static-assets directory.
   const staticAssets = options.console ? findConsole() : undefined;
   const kernel = await startDevKernel({ ...options.kernel, staticAssets });
-  const url = await kernel.listen({ host: options.host, port: options.port });
+  let url: string;
+  try {
+    url = await kernel.listen({
+      host: options.host,
+      port: options.port,
+      allowAnonymous: options.allowAnonymous,
+    });
+  } catch (err) {
+    await kernel.close();
+    throw err;
+  }
+  const bound = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  if (options.kernel.devMode !== false && !isLoopbackAddress(bound)) {
+    process.stderr.write(
+      `rebuno-dev: WARNING: anonymous requests have full access and ${new URL(url).host} is not a loopback ` +
+        "address (--allow-anonymous): anyone who can reach it can read every execution, create and cancel " +
+        "executions, change policies and grant approvals\n",
+    );
+  }
   process.stdout.write(`rebuno-dev listening on ${url}\n`);
   const store = options.kernel.store;
   if (typeof store === "object" && "sqlite" in store) {
@@ -71,6 +107,11 @@ main().then(
     process.exitCode = code;
   },
   (err: unknown) => {
+    if (AnonymousNetworkAccessError.isInstance(err)) {
+      process.stderr.write(`rebuno-dev: ${refusalMessage(err)}\n`);
+      process.exitCode = ANONYMOUS_NETWORK_EXIT_CODE;
+      return;
+    }
     // Configuration problems are the user's to fix: print the message, not a stack.
     const message = RebunoError.isInstance(err)
       ? err.message

@@ -42,9 +42,22 @@ export interface PolicyStepVerdict {
  * running execution, so they are reported in {@link PolicyStepVerdict.result}, not applied.
  *
  * @example
- * const policy = compilePolicyBundle(yamlText);
+ * ```ts
+ * import { compilePolicyBundle, evaluatePolicyStep } from "@rebuno/policy";
+ *
+ * const policy = compilePolicyBundle(`
+ * default_action: deny
+ * rules:
+ *   - id: large-refunds
+ *     when: { target: refund_issue, arguments: { amount: { regex: "^[0-9]{3,}$" } } }
+ *     then: { decision: require_approval, reason: refunds of 100 or more need a person }
+ *   - id: refunds
+ *     when: { target: refund_issue }
+ *     then: { decision: allow }
+ * `);
  * const v = evaluatePolicyStep(policy, { target: "refund_issue", args: { amount: 900 } });
- * // v.decision, v.ruleId, v.reason
+ * // v.decision === "require_approval", v.ruleId === "large-refunds"
+ * ```
  */
 export function evaluatePolicyStep(policy: CompiledPolicy, step: PolicyStepQuery): PolicyStepVerdict {
   const result = policy.evaluate({

@@ -121,6 +121,7 @@ export { type SubagentClient, type SubagentOptions, subagent } from "./runtime/s
 export {
   ANTHROPIC_STRICT_DIALECT,
   ANTHROPIC_STRICT_LIMITS,
+  type AnthropicInputSchema,
   type AnthropicTool,
   type AnthropicToolsOptions,
   assignToolNames,

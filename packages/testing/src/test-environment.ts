@@ -73,9 +73,35 @@ export function inRecordingOrder(steps: readonly Step[], events: readonly Event[
  *
  * @example
  * ```ts
+ * import { Agent, Toolbox, tool } from "@rebuno/sdk";
+ * import { TestEnvironment } from "@rebuno/testing";
+ * import { expect } from "vitest";
+ *
+ * class Shop extends Toolbox {
+ *   @tool("reserve", {
+ *     input: {
+ *       type: "object",
+ *       properties: { sku: { type: "string" }, quantity: { type: "number" } },
+ *       required: ["sku", "quantity"],
+ *     },
+ *   })
+ *   async reserve(args: { sku: string; quantity: number }) {
+ *     return { reserved: args.quantity };
+ *   }
+ * }
+ *
+ * class ShopAgent extends Agent<{ sku: string; quantity: number }> {
+ *   static override id = "shop";
+ *   readonly shop = new Shop();
+ *   override async run(input: { sku: string; quantity: number }) {
+ *     return this.shop.reserve(input);
+ *   }
+ * }
+ *
  * const env = await TestEnvironment.create({ agents: [ShopAgent] });
  * const { execution, steps } = await env.run(ShopAgent, { sku: "tea", quantity: 1 });
  * expect(execution.status).toBe("completed");
+ * expect(steps.map((s) => s.target)).toEqual(["reserve"]);
  * await env.teardown();
  * ```
  */

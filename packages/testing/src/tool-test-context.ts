@@ -28,10 +28,25 @@ export interface ToolTestContextOptions {
  *
  * @example
  * ```ts
+ * import { Toolbox, tool } from "@rebuno/sdk";
+ * import { ToolTestContext } from "@rebuno/testing";
+ * import { expect } from "vitest";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("charge", { input: { type: "object", properties: { cents: { type: "number" } }, required: ["cents"] } })
+ *   async charge(args: { cents: number }) {
+ *     return { charged: args.cents };
+ *   }
+ * }
+ *
  * const t = new ToolTestContext();
  * t.deny("charge", "over the limit");
- * const out = await t.run(() => new Billing().charge({ cents: 500 }));
- * expect(out).toBe("charge not allowed. reason: over the limit");
+ * // A denied call throws ToolError (reason "denied"); the tool body never runs.
+ * await expect(t.run(() => new Billing().charge({ cents: 500 }))).rejects.toMatchObject({
+ *   toolId: "charge",
+ *   reason: "denied",
+ *   message: expect.stringContaining("not allowed. reason: over the limit"),
+ * });
  * expect(t.submitted[0]?.args).toEqual({ cents: 500 });
  * ```
  */
@@ -144,10 +159,22 @@ export class ToolTestContext {
  *
  * @example
  * ```ts
+ * import { Toolbox, tool } from "@rebuno/sdk";
+ * import { withToolContext } from "@rebuno/testing";
+ * import { expect } from "vitest";
+ *
+ * class Catalog extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`live result for ${args.query}`];
+ *   }
+ * }
+ *
  * const value = await withToolContext(async (t) => {
  *   t.replay("search", ["cached"]);
  *   return new Catalog().search({ query: "x" });
  * });
+ * expect(value).toEqual(["cached"]);
  * ```
  */
 export function withToolContext<T>(

@@ -2,8 +2,9 @@
  * Authentication (docs/protocol.md §3): agent request signature v1 on agent routes, bearer tokens
  * (bootstrap token or scoped API keys) on client/admin routes, and the dual rule.
  */
-import { createHash } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { isTimestampWithinWindow, verifyRequestSignature } from "@rebuno/protocol";
+import { tokenDigest } from "../config.js";
 import type { KernelContext } from "../engine/context.js";
 import type { Lease } from "../engine/leases.js";
 import { forbidden, invalid, unauthorized } from "../errors.js";
@@ -31,7 +32,7 @@ const ANONYMOUS: Caller = Object.freeze({ kind: "anonymous" });
 
 /** sha256 hex of a bearer token (only hashes are stored). */
 export function tokenHash(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
+  return tokenDigest(token).toString("hex");
 }
 
 function hasCrLf(v: string | undefined): boolean {
@@ -84,9 +85,12 @@ export function authenticateBearer(ctx: KernelContext, req: CoreRequest): Caller
   const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (match === null) throw unauthorized("invalid Authorization header");
   const token = match[1]!;
-  const { bootstrapToken } = ctx.config;
-  if (bootstrapToken !== undefined && token === bootstrapToken) return { kind: "client", scopes: "all" };
-  const key = ctx.store.findApiKeyByTokenHash(tokenHash(token));
+  const digest = tokenDigest(token);
+  const { bootstrapTokenHash } = ctx.config;
+  // Digests, not the tokens, are compared: equal lengths, so timingSafeEqual leaks neither content nor length.
+  if (bootstrapTokenHash !== undefined && timingSafeEqual(digest, bootstrapTokenHash))
+    return { kind: "client", scopes: "all" };
+  const key = ctx.store.findApiKeyByTokenHash(digest.toString("hex"));
   if (key !== undefined && key.revokedAt === undefined)
     return { kind: "client", scopes: new Set(key.scopes) };
   if (ctx.config.devMode && !DEV_MODE_REJECTS_UNKNOWN_TOKENS) return ANONYMOUS;

@@ -1,6 +1,6 @@
 /**
  * Requests Node's HTTP parser refuses (malformed request line or headers, headers over the size
- * limit, a request not received in time) never reach the core, and node's own answer is a bare
+ * limit, a malformed chunked body, a request not received in time) never reach the core, and node's own answer is a bare
  * status line. This `clientError` listener answers them with the protocol's JSON error envelope
  * instead, then closes the connection without a reset: the parser cannot resynchronise, so the
  * rest of what the client sends is read and thrown away until it closes its side (or a short grace
@@ -78,6 +78,12 @@ export function onClientError(error: Error & { code?: string }, socket: Duplex):
   // answer. Node keeps the pending response here. Stop the parser, let that answer go out first,
   // then refuse the garbage, as Go's server does; give up after the linger period.
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // The error is inside the pending request's own body (an invalid chunk size, say): its body will
+  // never end, so nothing would ever answer it. Refuse it now; the adapter never serves it.
+  if (pending?.req !== undefined && !pending.req.complete && !pending.headersSent) {
+    answerAndLinger(socket, code);
+    return;
+  }
   if (pending !== undefined && pending !== null) {
     socket.removeAllListeners("data");
     socket.on("data", discard);

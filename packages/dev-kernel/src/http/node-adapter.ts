@@ -55,6 +55,45 @@ export function requestHeaders(req: IncomingMessage): CoreHeaders {
   return headersFromRaw(raw);
 }
 
+/**
+ * Requests node would answer itself with a bare status line (no JSON), so the server is created
+ * with `requireHostHeader: false` and a `checkExpectation` listener, and they are refused here.
+ * They are answered after their body was read, like any request, so the close sends no reset.
+ */
+export function headerRefusal(req: IncomingMessage): CoreBodyResponse | undefined {
+  // HTTP/1.1 requires a Host header (RFC 9112, section 3.2): a request without one is answered 400.
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    return errorResponse(new ValidationError("validation error: HTTP/1.1 request without a Host header"), {
+      connection: "close",
+    });
+  }
+  if (req.headers.expect !== undefined && unmetExpectations.has(req)) {
+    return errorResponse(
+      new ValidationError(
+        `validation error: unsupported Expect header ${JSON.stringify(req.headers.expect)}`,
+        {
+          status: 417,
+        },
+      ),
+      { connection: "close" },
+    );
+  }
+  return undefined;
+}
+
+// Requests whose `Expect` header is not `100-continue` (node's `checkExpectation` event).
+const unmetExpectations = new WeakSet<IncomingMessage>();
+
+/** `checkExpectation` listener: the request is read as usual, then refused 417 by `headerRefusal`. */
+export function createExpectationListener(
+  serve: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    unmetExpectations.add(req);
+    serve(req, res);
+  };
+}
+
 /** The answer to a body over the limit (see `inferences.ts`). */
 export function tooLarge(): CoreBodyResponse {
   return errorResponse(new ValidationError(BODY_TOO_LARGE_MESSAGE, { status: BODY_TOO_LARGE_STATUS }), {
@@ -116,6 +155,11 @@ export function createNodeListener(
   onError: (err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
+    const refusal = headerRefusal(req);
+    if (refusal !== undefined) {
+      writeBody(res, refusal);
+      return;
+    }
     handle({
       method: req.method ?? "GET",
       target: req.url ?? "/",
@@ -221,6 +265,9 @@ function refuseOversized(req: IncomingMessage, res: ServerResponse, alreadyRead:
     clearTimeout(idle);
     req.removeListener("data", onData);
     req.removeListener("end", answer);
+    // The parser may have refused the body's framing meanwhile and answered on the socket itself
+    // (`onClientError`): nothing more may be written then.
+    if (res.headersSent || !res.socket?.writable) return;
     // `connection: close`: node ends the connection once the answer is written.
     writeBody(res, tooLarge());
   };

@@ -38,9 +38,22 @@ export function isControlFlowError(error: unknown): boolean {
  *
  * @example
  * ```ts
+ * // example: compile only: it calls a model provider's API
+ * import { openai } from "@ai-sdk/openai";
+ * import { haltable, Toolbox, toVercelTools, tool } from "@rebuno/sdk";
+ * import { generateText, stepCountIs } from "ai";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
  * const halt = new AbortController();
- * const tools = toVercelTools(box, { halt });
- * const result = await haltable(halt, (signal) => generateText({ model, tools, prompt, abortSignal: signal }));
+ * const tools = toVercelTools(new Billing(), { halt });
+ * const result = await haltable(halt, (signal) =>
+ *   generateText({ model: openai("gpt-4o-mini"), tools, prompt: "Find my invoice", stopWhen: stepCountIs(5), abortSignal: signal }),
+ * );
  * ```
  */
 export async function haltable<T>(

@@ -37,7 +37,17 @@ export interface LangChainToolsOptions extends AdapterOptions {
  *
  * @example
  * ```ts
- * const agent = createAgent({ model, tools: await toLangChainTools<DynamicStructuredTool>(box) });
+ * import type { DynamicStructuredTool } from "@langchain/core/tools";
+ * import { Toolbox, toLangChainTools, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const tools = await toLangChainTools<DynamicStructuredTool>(new Billing());
+ * // tools[0].name === "search"; pass them to LangChain's createAgent({ model, tools })
  * ```
  */
 export async function toLangChainTools<T = unknown>(

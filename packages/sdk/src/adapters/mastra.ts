@@ -49,7 +49,16 @@ export interface MastraToolsOptions extends AdapterOptions {
  *
  * @example
  * ```ts
- * const agent = new MastraAgent({ id: "ops", name: "ops", instructions, model, tools: toMastraTools(box, { createTool }) });
+ * import { Toolbox, toMastraTools, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const tools = toMastraTools(new Billing()); // or toMastraTools(box, { createTool }) from @mastra/core/tools
+ * // new Agent({ id: "ops", name: "ops", instructions, model, tools }) from @mastra/core/agent
  * ```
  */
 export function toMastraTools(tools: ToolSource, options: MastraToolsOptions = {}): Record<string, unknown> {

@@ -128,9 +128,22 @@ interface McpTypesModule {
  *
  * @example
  * ```ts
+ * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+ * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+ * import { registerMcpTools, Toolbox, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
  * const server = new McpServer({ name: "billing", version: "1.0.0" });
- * await registerMcpTools(server, box);
+ * await registerMcpTools(server, new Billing());
+ * // A real server connects a StdioServerTransport or a Streamable HTTP transport here.
+ * const [, transport] = InMemoryTransport.createLinkedPair();
  * await server.connect(transport);
+ * await server.close();
  * ```
  */
 export async function registerMcpTools(

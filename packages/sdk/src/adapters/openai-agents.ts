@@ -53,7 +53,20 @@ export interface OpenAIAgentsToolsOptions extends AdapterOptions {
  *
  * @example
  * ```ts
- * const agent = new Agent({ name: "support", instructions, tools: await toOpenAIAgentsTools<FunctionTool>(box) });
+ * import { Agent, type FunctionTool } from "@openai/agents";
+ * import { Toolbox, toOpenAIAgentsTools, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const agent = new Agent({
+ *   name: "support",
+ *   instructions: "Answer billing questions.",
+ *   tools: await toOpenAIAgentsTools<FunctionTool>(new Billing()),
+ * });
  * ```
  */
 export async function toOpenAIAgentsTools<T = unknown>(

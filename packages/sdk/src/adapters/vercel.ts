@@ -55,7 +55,23 @@ export interface VercelTool<S = StandardSchemaV1> {
  *
  * @example
  * ```ts
- * const result = await generateText({ model, tools: toVercelTools(box), prompt, stopWhen: stepCountIs(5) });
+ * // example: compile only: it calls a model provider's API
+ * import { openai } from "@ai-sdk/openai";
+ * import { Toolbox, toVercelTools, tool } from "@rebuno/sdk";
+ * import { generateText, stepCountIs } from "ai";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const result = await generateText({
+ *   model: openai("gpt-4o-mini"),
+ *   tools: toVercelTools(new Billing()),
+ *   prompt: "Find my invoice",
+ *   stopWhen: stepCountIs(5),
+ * });
  * ```
  */
 export function toVercelTools<S>(

@@ -28,10 +28,20 @@ export function agentConfigOf(ctor: Function): AgentClassConfig | undefined {
  *
  * @example
  * ```ts
+ * import { Agent, agent } from "@rebuno/sdk";
+ * import { TestEnvironment } from "@rebuno/testing";
+ * import { z } from "zod";
+ *
  * @agent("support", { inputSchema: z.object({ question: z.string() }) })
  * class Support extends Agent<{ question: string }, string> {
- *   override async run(input: { question: string }) { return input.question; }
+ *   override async run(input: { question: string }) {
+ *     return input.question;
+ *   }
  * }
+ *
+ * const env = await TestEnvironment.create({ agents: [Support] });
+ * const { output } = await env.run(Support, { question: "where is my refund?" }); // "where is my refund?"
+ * await env.teardown();
  * ```
  */
 export function agent(id: string, options: { readonly inputSchema?: StandardSchemaV1 } = {}) {

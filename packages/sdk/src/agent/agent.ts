@@ -108,6 +108,16 @@ function nonEmpty(value: string | undefined): string | undefined {
  *
  * @example
  * ```ts
+ * import { Agent, Toolbox, tool } from "@rebuno/sdk";
+ * import { TestEnvironment } from "@rebuno/testing";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ *
  * class Support extends Agent<{ question: string }, string> {
  *   static override id = "support";
  *   readonly billing = new Billing();
@@ -115,7 +125,11 @@ function nonEmpty(value: string | undefined): string | undefined {
  *     return String(await this.billing.search({ query: input.question }));
  *   }
  * }
- * const handle = await new Support().serve({ port: 8000 });
+ *
+ * // Deployed: `await new Support().serve({ port: 8000 })` behind the webhook URL the kernel calls.
+ * const env = await TestEnvironment.create({ agents: [Support] });
+ * const { output } = await env.run(Support, { question: "refund" }); // "invoice matching refund"
+ * await env.teardown();
  * ```
  */
 export class Agent<In = unknown, Out = unknown> {
@@ -423,6 +437,12 @@ export class Agent<In = unknown, Out = unknown> {
    *
    * @example
    * ```ts
+   * import { Agent } from "@rebuno/sdk";
+   *
+   * const agent = new Agent("hello", async (input: { name: string }) => `hello ${input.name}`, {
+   *   secret: "hello-secret-0123456789",
+   *   baseUrl: "http://127.0.0.1:8080",
+   * });
    * const server = await agent.serve({ host: "127.0.0.1", port: 0 });
    * console.log(server.url); // http://127.0.0.1:53021/webhook
    * await server.close();

@@ -69,7 +69,17 @@ export function refusalFromError(error: unknown): Error | undefined {
  *
  * @example
  * ```ts
- * try { await generateText(...); } catch (err) { raiseForRefusal(err); throw err; }
+ * // example: compile only: it calls a model provider's API
+ * import { openai } from "@ai-sdk/openai";
+ * import { raiseForRefusal } from "@rebuno/sdk";
+ * import { generateText } from "ai";
+ *
+ * try {
+ *   await generateText({ model: openai("gpt-4o-mini"), prompt: "Summarise the ticket" });
+ * } catch (err) {
+ *   raiseForRefusal(err); // a refusal the provider reported becomes the execution's failure
+ *   throw err;
+ * }
  * ```
  */
 export function raiseForRefusal(error: unknown): void {

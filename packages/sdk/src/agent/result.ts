@@ -7,7 +7,12 @@
  *
  * @example
  * ```ts
- * return new Result({ output: reply, state: { history: [...history, reply] } });
+ * // example: in an execution
+ * import { previous, Result } from "@rebuno/sdk";
+ *
+ * const history = (await previous<string[]>()) ?? [];
+ * const reply = `turn ${history.length + 1}`;
+ * const result = new Result({ output: reply, state: [...history, reply] }); // return it from the handler
  * ```
  */
 export class Result<Out = unknown, State = unknown> {

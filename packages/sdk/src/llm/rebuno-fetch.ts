@@ -80,7 +80,16 @@ function urlOf(input: FetchInput): string {
  *
  * @example
  * ```ts
- * const openai = createOpenAI({ fetch: createRebunoFetch({ identity: ({ prompt_cache_key, ...rest }) => rest }) });
+ * // example: compile only: it calls a model provider's API
+ * import { createOpenAI } from "@ai-sdk/openai";
+ * import { createRebunoFetch } from "@rebuno/sdk";
+ * import { generateText } from "ai";
+ *
+ * // The cache key changes per request: leave it out of the recorded call's identity.
+ * const openai = createOpenAI({
+ *   fetch: createRebunoFetch({ identity: ({ prompt_cache_key, ...rest }) => rest }),
+ * });
+ * const { text } = await generateText({ model: openai("gpt-4o-mini"), prompt: "Say hello" });
  * ```
  */
 export function createRebunoFetch(options: RebunoFetchOptions = {}): typeof globalThis.fetch {

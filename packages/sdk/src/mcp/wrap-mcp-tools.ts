@@ -101,8 +101,13 @@ const MCP_FORMS =
  *
  * @example
  * ```ts
+ * // example: compile only: it starts an MCP server process (GitHub's) to connect to
+ * import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+ * import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+ * import { wrapMcpTools } from "@rebuno/sdk";
+ *
  * const client = new Client({ name: "agent", version: "1.0.0" });
- * await client.connect(transport);
+ * await client.connect(new StdioClientTransport({ command: "github-mcp-server", args: ["stdio"] }));
  * const tools = await wrapMcpTools(client, { prefix: "github", idempotency: "at_most_once" });
  * ```
  */

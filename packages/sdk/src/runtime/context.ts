@@ -64,8 +64,12 @@ export interface ExecutionContextInit {
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { setTimeout as sleep } from "node:timers/promises";
+ * import { execution } from "@rebuno/sdk";
+ *
  * const ctx = execution();
- * await fetch(url, { signal: ctx.signal }); // stops when the lease is lost
+ * await sleep(10, undefined, { signal: ctx.signal }); // stops when the lease is lost
  * ```
  */
 export class ExecutionContext {
@@ -132,6 +136,13 @@ export class ExecutionContext {
    *
    * @example
    * ```ts
+   * // example: in an execution
+   * import { execution } from "@rebuno/sdk";
+   *
+   * interface Message {
+   *   readonly role: "user" | "assistant";
+   *   readonly content: string;
+   * }
    * const history = ((await execution().previous()) as Message[] | null) ?? [];
    * ```
    */
@@ -194,6 +205,9 @@ const NO_CONTEXT_HINT =
  * @throws Error `execution() accessed without an active execution context` outside a handler.
  * @example
  * ```ts
+ * // example: in an execution
+ * import { execution } from "@rebuno/sdk";
+ *
  * const { id, dispatchAttempt } = execution();
  * ```
  */
@@ -210,7 +224,11 @@ export function execution(): ExecutionContext {
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { previous } from "@rebuno/sdk";
+ *
  * const state = await previous<{ turns: number }>();
+ * const turns = (state?.turns ?? 0) + 1;
  * ```
  */
 export function previous<T = unknown>(): Promise<T | null> {

@@ -55,8 +55,15 @@ export type OffloadFunction<I, O> = (input: I) => O | Promise<O>;
  *
  * @example
  * ```ts
- * const digest = await offload((n: number) => { let h = 0; for (let i = 0; i < n; i++) h = (h * 31 + i) | 0; return h; }, 1e9);
- * const report = await offload(new URL("./report.js", import.meta.url), "buildReport", { rows });
+ * // example: in an execution
+ * import { offload } from "@rebuno/sdk";
+ *
+ * const digest = await offload((n: number) => {
+ *   let h = 0;
+ *   for (let i = 0; i < n; i++) h = (h * 31 + i) | 0;
+ *   return h;
+ * }, 1e6);
+ * // The module form, for real code: offload(new URL("./report.js", import.meta.url), "buildReport", rows)
  * ```
  */
 export function offload<I, O>(fn: OffloadFunction<I, O>, input: I, options?: OffloadOptions): Promise<O>;

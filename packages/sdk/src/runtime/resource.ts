@@ -52,6 +52,41 @@ async function publish(ctx: ExecutionContext, state: CallState, set: CaptureSet)
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { randomUUID } from "node:crypto";
+ * import { type ResourceDriver, resource } from "@rebuno/sdk";
+ *
+ * // Stands in for a sandbox service: environments by id, snapshots by ref.
+ * class Sandbox {
+ *   static readonly live = new Map<string, Sandbox>();
+ *   readonly id = randomUUID();
+ *   readonly log: string[] = [];
+ *   static async create(checkpointRef?: string) {
+ *     const s = new Sandbox();
+ *     if (checkpointRef !== undefined) s.log.push(`restored ${checkpointRef}`);
+ *     Sandbox.live.set(s.id, s);
+ *     return s;
+ *   }
+ *   static async connect(id: string) {
+ *     return Sandbox.live.get(id) ?? Sandbox.create();
+ *   }
+ *   async exec(command: string) {
+ *     this.log.push(command);
+ *   }
+ *   async snapshot() {
+ *     return `snap-${this.id}-${this.log.length}`;
+ *   }
+ * }
+ *
+ * const sandboxes: ResourceDriver<Sandbox, { id: string }> = {
+ *   driverId: "sandbox/v1",
+ *   create: async (ref) => {
+ *     const s = await Sandbox.create(ref);
+ *     return { handle: s, binding: { id: s.id } };
+ *   },
+ *   open: (binding) => Sandbox.connect(binding.id),
+ *   checkpoint: (s) => s.snapshot(),
+ * };
  * const box = await resource("sandbox", { driver: sandboxes });
  * await box.exec("npm test");
  * ```

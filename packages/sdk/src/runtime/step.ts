@@ -49,6 +49,10 @@ function specFor(name: string, options: StepOptions | undefined): CallSpec {
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { randomUUID } from "node:crypto";
+ * import { step } from "@rebuno/sdk";
+ *
  * const startedAt = await step("now", () => new Date().toISOString());
  * const id = await step("order-id", ({ prefix }) => `${prefix}-${randomUUID()}`, { prefix: "ord" });
  * ```

@@ -38,11 +38,39 @@ let defaultClient: SubagentClient | undefined;
  * @throws Error when called outside a tool or step body.
  * @example
  * ```ts
+ * import { Agent, execution, subagent, Toolbox, tool } from "@rebuno/sdk";
+ * import { TestEnvironment } from "@rebuno/testing";
+ *
+ * interface Summary {
+ *   readonly topic: string;
+ *   readonly points: readonly string[];
+ * }
+ *
  * class Research extends Toolbox {
- *   @tool async research(args: { topic: string }) {
+ *   @tool("research", { input: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] } })
+ *   async research(args: { topic: string }) {
  *     return subagent<Summary>("researcher", args, { session: `researcher:${execution().id}` });
  *   }
  * }
+ *
+ * class Researcher extends Agent<{ topic: string }, Summary> {
+ *   static override id = "researcher";
+ *   override async run(input: { topic: string }) {
+ *     return { topic: input.topic, points: [`${input.topic} in one line`] };
+ *   }
+ * }
+ *
+ * class Lead extends Agent<{ topic: string }, Summary> {
+ *   static override id = "lead";
+ *   readonly research = new Research();
+ *   override async run(input: { topic: string }) {
+ *     return this.research.research(input);
+ *   }
+ * }
+ *
+ * const env = await TestEnvironment.create({ agents: [Lead, Researcher] });
+ * const { output } = await env.run(Lead, { topic: "tides" }); // { topic: "tides", points: [...] }
+ * await env.teardown();
  * ```
  */
 export async function subagent<T = unknown>(

@@ -56,12 +56,23 @@ export interface AnthropicToolsOptions {
   readonly strict?: boolean;
 }
 
+/** An Anthropic tool's input schema: the Messages API takes object schemas only. */
+export type AnthropicInputSchema = JsonSchema & { readonly type: "object" };
+
 /** One Anthropic tool definition. */
 export interface AnthropicTool {
   readonly name: string;
   readonly description: string;
-  readonly input_schema: JsonSchema;
+  readonly input_schema: AnthropicInputSchema;
   readonly strict?: boolean;
+}
+
+/**
+ * The schema as the object schema it is: a tool's input schema has an object root, checked when
+ * the schema is converted (`finishRoot` in to-json-schema.ts), so no tool reaches here without one.
+ */
+function objectSchema(schema: JsonSchema): AnthropicInputSchema {
+  return schema as AnthropicInputSchema;
 }
 
 /**
@@ -69,7 +80,23 @@ export interface AnthropicTool {
  *
  * @example
  * ```ts
- * await anthropic.messages.create({ model, max_tokens: 1024, messages, tools: toAnthropicTools(box) });
+ * // example: compile only: it calls a model provider's API
+ * import Anthropic from "@anthropic-ai/sdk";
+ * import { Toolbox, toAnthropicTools, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const anthropic = new Anthropic();
+ * await anthropic.messages.create({
+ *   model: "claude-sonnet-4-5",
+ *   max_tokens: 1024,
+ *   messages: [{ role: "user", content: "Find my invoice" }],
+ *   tools: toAnthropicTools(new Billing()),
+ * });
  * ```
  */
 export function toAnthropicTools(tools: ToolSource, options: AnthropicToolsOptions = {}): AnthropicTool[] {
@@ -79,7 +106,7 @@ export function toAnthropicTools(tools: ToolSource, options: AnthropicToolsOptio
     return list.map((tool) => ({
       name: names.get(tool.name)!,
       description: tool.description,
-      input_schema: withoutDialect(convert(tool, toJsonSchema)),
+      input_schema: objectSchema(withoutDialect(convert(tool, toJsonSchema))),
     }));
   }
   if (list.length > ANTHROPIC_STRICT_LIMITS.tools) {
@@ -90,7 +117,7 @@ export function toAnthropicTools(tools: ToolSource, options: AnthropicToolsOptio
   const out = list.map((tool) => ({
     name: names.get(tool.name)!,
     description: tool.description,
-    input_schema: convert(tool, toAnthropicStrictSchema),
+    input_schema: objectSchema(convert(tool, toAnthropicStrictSchema)),
     strict: true,
   }));
   checkAnthropicBudgets(out.map((t) => t.input_schema));

@@ -53,7 +53,22 @@ const DESCRIBE = ["default", "exclusiveMinimum", "exclusiveMaximum", "multipleOf
  *
  * @example
  * ```ts
- * await ai.models.generateContent({ model, contents, config: { tools: toGeminiTools(box) } });
+ * // example: compile only: it calls a model provider's API
+ * import { GoogleGenAI } from "@google/genai";
+ * import { Toolbox, toGeminiTools, tool } from "@rebuno/sdk";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const ai = new GoogleGenAI({});
+ * await ai.models.generateContent({
+ *   model: "gemini-2.5-flash",
+ *   contents: "Find my invoice",
+ *   config: { tools: toGeminiTools(new Billing()) },
+ * });
  * ```
  */
 export function toGeminiTools(tools: ToolSource, options: GeminiToolsOptions = {}): GeminiTool[] {

@@ -5,6 +5,7 @@
 export {
   ANTHROPIC_STRICT_DIALECT,
   ANTHROPIC_STRICT_LIMITS,
+  type AnthropicInputSchema,
   type AnthropicTool,
   type AnthropicToolsOptions,
   checkAnthropicBudgets,

@@ -88,7 +88,22 @@ export function toOpenAIStrictSchema(schema: Parameters<typeof toJsonSchema>[0])
  *
  * @example
  * ```ts
- * const response = await openai.chat.completions.create({ model, messages, tools: toOpenAITools(box) });
+ * // example: compile only: it calls a model provider's API
+ * import { Toolbox, toOpenAITools, tool } from "@rebuno/sdk";
+ * import OpenAI from "openai";
+ *
+ * class Billing extends Toolbox {
+ *   @tool("search", { input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } })
+ *   async search(args: { query: string }) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
+ * }
+ * const openai = new OpenAI();
+ * const response = await openai.chat.completions.create({
+ *   model: "gpt-4o-mini",
+ *   messages: [{ role: "user", content: "Find my invoice" }],
+ *   tools: toOpenAITools(new Billing()),
+ * });
  * ```
  */
 export function toOpenAITools(

@@ -58,6 +58,9 @@ export function schemaKind(schema: unknown): SchemaKind {
  *
  * @example
  * ```ts
+ * import { toJsonSchema } from "@rebuno/sdk";
+ * import { z } from "zod";
+ *
  * toJsonSchema(z.object({ city: z.string() }));
  * // { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object",
  * //   properties: { city: { type: "string" } }, required: ["city"] }

@@ -45,12 +45,29 @@ function isMethodContext(value: unknown): value is ClassMemberDecoratorContext {
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { Toolbox, tool } from "@rebuno/sdk";
+ * import { z } from "zod";
+ *
+ * const ChargeInput = z.object({ customer: z.string(), cents: z.number().int().positive() });
+ * const SearchInput = z.object({ query: z.string() });
+ *
  * class Billing extends Toolbox {
  *   @tool("charge", { idempotency: "at_most_once", input: ChargeInput, description: "Charge a card" })
- *   async charge(args: z.infer<typeof ChargeInput>) { return payments.charge(args); }
+ *   async charge(args: z.infer<typeof ChargeInput>) {
+ *     return { charged: args.cents };
+ *   }
  *
- *   @tool async search(args: { query: string }) { return db.search(args.query); }
+ *   // No id: the method name ("search"). Every tool declares its input schema.
+ *   @tool({ input: SearchInput })
+ *   async search(args: z.infer<typeof SearchInput>) {
+ *     return [`invoice matching ${args.query}`];
+ *   }
  * }
+ *
+ * const billing = new Billing();
+ * await billing.charge({ customer: "c1", cents: 500 }); // a tool_call step "charge"
+ * await billing.search({ query: "refund" }); // a tool_call step "search"
  * ```
  */
 export function tool<This, M extends ToolMethod>(value: M, context: ClassMethodDecoratorContext<This>): M;

@@ -84,10 +84,15 @@ function buildSpec(
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { defineTool } from "@rebuno/sdk";
+ * import { z } from "zod";
+ *
+ * const inventory = new Map([["A1", { sku: "A1", inStock: 3 }]]);
  * const lookup = defineTool({
  *   name: "lookup",
  *   input: z.object({ sku: z.string() }),
- *   execute: async ({ sku }) => inventory.get(sku),
+ *   execute: async ({ sku }) => inventory.get(sku) ?? null,
  * });
  * await lookup({ sku: "A1" }); // recorded as a tool_call step
  * ```
@@ -151,12 +156,22 @@ function shallowCopy<T>(args: T): T {
  *
  * @example
  * ```ts
+ * // example: in an execution
+ * import { wrapTool } from "@rebuno/sdk";
+ *
+ * // Stands in for a weather API client.
+ * const api = {
+ *   async weather(city: string) {
+ *     return { city, summary: `sunny in ${city}`, raw: {} };
+ *   },
+ * };
  * const weather = wrapTool({
  *   name: "weather",
  *   inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
  *   invoke: (args: { city: string }) => api.weather(args.city),
  *   toResult: (raw) => raw.summary,
  * });
+ * await weather({ city: "Oslo" }); // "sunny in Oslo", recorded as a tool_call step
  * ```
  */
 export function wrapTool<Args = Record<string, unknown>, Raw = unknown, Out = Raw>(

@@ -55,9 +55,16 @@ function resolveClassTools(proto: object): readonly ToolMeta[] {
  *
  * @example
  * ```ts
+ * import { Toolbox, tool } from "@rebuno/sdk";
+ *
  * class Billing extends Toolbox {
- *   @tool("charge", { idempotency: "at_most_once" })
- *   async charge(args: { cents: number }) { return { ok: true }; }
+ *   @tool("charge", {
+ *     idempotency: "at_most_once",
+ *     input: { type: "object", properties: { cents: { type: "number" } }, required: ["cents"] },
+ *   })
+ *   async charge(args: { cents: number }) {
+ *     return { ok: true, cents: args.cents };
+ *   }
  * }
  * const billing = new Billing();
  * billing.tools.map((t) => t.name); // ["charge"]
