@@ -3,6 +3,7 @@
  * lists come from the table specs (sqlite-rows.ts), so a column cannot be forgotten in one.
  */
 import type Database from "better-sqlite3";
+import { BoundedCache } from "./bounded-cache.js";
 import {
   AGENTS,
   API_KEYS,
@@ -136,7 +137,10 @@ const DELETE_EXECUTION = [
 
 /** The prepared statements, by name. */
 export type Statements = { readonly [K in keyof typeof SQL]: Database.Statement } & {
-  /** The statement of `sql`, prepared on first use: the few shapes built from a query's filters. */
+  /**
+   * The statement of `sql`, prepared on first use: the shapes built from a query's filters or from
+   * the columns an update changes (few in practice; the least recently used beyond 1 024 go).
+   */
   cached(sql: string): Database.Statement;
   readonly deleteExecution: readonly Database.Statement[];
 };
@@ -147,7 +151,7 @@ export function prepareStatements(db: Database.Database): Statements {
     const stmt = db.prepare(sql);
     prepared[name] = PLUCKED.has(name) ? stmt.pluck() : stmt;
   }
-  const cache = new Map<string, Database.Statement>();
+  const cache = new BoundedCache<Database.Statement>();
   return {
     ...(prepared as { [K in keyof typeof SQL]: Database.Statement }),
     cached(sql: string): Database.Statement {
