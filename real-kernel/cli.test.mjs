@@ -1,9 +1,10 @@
 // The `rebuno` command against the real Go kernel (`rebuno dev`, protocol legacy), with the SDK
 // fixture agent serving its webhooks: the same commands and exit codes as against our dev kernel.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { parseRecording } from "@rebuno/protocol";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { EXIT } from "../packages/cli/src/exit-codes.ts";
 import { bundleCli } from "../packages/cli/test/bundle.ts";
@@ -184,5 +185,40 @@ describe("rebuno (CLI) against rebuno dev, protocol legacy", () => {
     const rm = await rebuno(["agents", "rm", "cli-extra"]);
     expect(rm.code, rm.stderr).toBe(0);
     expect((await rebuno(["agents", "get", "cli-extra"])).code).toBe(EXIT.notFound);
+  });
+
+  test("exec export: the recording holds the steps with results, and nothing the Go kernel does not record", async () => {
+    const id = await created({ kind: "tools", key: "cli-export" });
+    expect((await rebuno(["exec", "watch", id])).code).toBe(EXIT.ok);
+    const out = path.join(dir, "go-recording.json");
+    const run = await rebuno(["exec", "export", id, "-o", out, "--children"]);
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    const recording = parseRecording(readFileSync(out, "utf8")); // identity checked: step ids match args
+    expect(recording.protocol).toBe("legacy");
+    expect(recording.steps.map((s) => [s.target, s.status, s.decision])).toEqual([
+      ["lookup", "succeeded", "allowed"],
+      ["charge", "succeeded", "allowed"],
+    ]);
+    expect(recording.steps[0].result).toEqual({ found: "value-cli-export" });
+    // The Go kernel records no session, no previous state and no subagents: absent, not invented.
+    expect(recording.execution).not.toHaveProperty("session");
+    expect(recording.execution).not.toHaveProperty("previous");
+    expect(recording).not.toHaveProperty("children");
+    expect((await rebuno(["exec", "export", ghost])).code).toBe(EXIT.notFound);
+  });
+
+  test("policy test --executions and exec fork: the typed not-supported error (8), nothing changed", async () => {
+    const policy = path.join(dir, "backtest.yaml");
+    writeFileSync(policy, POLICY);
+    const [backtest, one, fork, points] = await Promise.all([
+      rebuno(["policy", "test", policy, "--executions", "--agent", "cli-agent"]),
+      rebuno(["policy", "test", policy, "--execution", ghost, "--agent", "cli-agent"]),
+      rebuno(["exec", "fork", ghost, "--at", "1"]),
+      rebuno(["exec", "fork-points", ghost]),
+    ]);
+    for (const run of [backtest, one, fork, points]) {
+      expect(run.code, run.stderr).toBe(EXIT.notSupported);
+      expect(run.stderr).toContain("not_supported_by_kernel");
+    }
   });
 });

@@ -5,7 +5,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { runCli } from "@rebuno/cli";
+import { parseRecording, type Recording } from "@rebuno/protocol";
+import { formatReplayReport, replayRecording } from "@rebuno/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { ShopAgent } from "../agents.js";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 const TSCONFIG = fileURLToPath(new URL("./tsconfig.json", import.meta.url));
@@ -115,7 +119,7 @@ describe("pnpm tour", () => {
     expect(summary.steps as number).toBeGreaterThanOrEqual(12);
   }, 120_000);
 
-  it("text mode with --keep: stage headings, no colour off a TTY, the kernel stays up until SIGINT", async () => {
+  it("text mode with --keep: stage headings, no colour off a TTY, the kernel stays up until SIGINT; its executions export and the shop recording replays offline", async () => {
     const tour = startTour(["--keep"]);
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -145,7 +149,70 @@ describe("pnpm tour", () => {
     expect(text).not.toContain("\x1b[");
     const executions = (await (await fetch(`${url}/v0/executions`)).json()) as { executions: unknown[] };
     expect(executions.executions).toHaveLength(7);
+    await exportAndReplay(url);
     tour.child.kill("SIGINT");
     expect(await tour.exit).toBe(0);
   }, 120_000);
 });
+
+/** `rebuno exec export ID` in process: the recording it prints. */
+async function exportWithCli(url: string, id: string): Promise<Recording> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(["--url", url, "exec", "export", id], {
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    readStdin: async () => "",
+    env: {},
+    isTTY: false,
+  });
+  expect(code, stderr).toBe(0);
+  return parseRecording(stdout);
+}
+
+/** The shop agent with one argument changed: it checks the stock of a different SKU. */
+class ChangedShopAgent extends ShopAgent {
+  override async run(input: { sku: string; quantity: number }): Promise<string> {
+    await this.shop.checkStock({ sku: `${input.sku}-green` });
+    return "unreachable offline";
+  }
+}
+
+/**
+ * The issue's done-when: the tour's executions, exported with `rebuno exec export`, hold their
+ * steps with results; the shop agent's recording replays offline exactly; one changed argument
+ * is reported at that step with both argument sets.
+ */
+async function exportAndReplay(url: string): Promise<void> {
+  const list = (await (await fetch(`${url}/v0/executions?limit=50`)).json()) as {
+    executions: { id: string; agent_id: string }[];
+  };
+  const recordings = await Promise.all(list.executions.map((e) => exportWithCli(url, e.id)));
+  expect(recordings.reduce((n, r) => n + r.steps.length, 0)).toBeGreaterThan(10);
+  for (const r of recordings) {
+    // Every step the event log mentions is in the recording (a researcher turn may have none).
+    const logged = new Set(r.events.filter((e) => e.type.startsWith("step.")).map((e) => e.payload.step_id));
+    expect(new Set(r.steps.map((x) => x.stepId)), r.execution.agentId).toEqual(logged);
+    for (const s of r.steps.filter((x) => x.status === "succeeded")) expect(s).toHaveProperty("result");
+  }
+  const shop = recordings.find((r) => r.execution.agentId === "shop" && r.execution.status === "completed")!;
+  expect(shop.steps.map((s) => [s.target, s.status])).toEqual([
+    ["check_stock", "succeeded"],
+    ["order_id", "succeeded"],
+    ["place_order", "succeeded"],
+  ]);
+  const options = { secret: "offline", baseUrl: "http://127.0.0.1:1" };
+  const followed = await replayRecording(new ShopAgent(options), shop);
+  expect(formatReplayReport(followed)).toBe("followed the recording (3 steps replayed)");
+  expect(followed.outcome).toEqual({ status: "completed", output: shop.execution.output });
+
+  const changed = await replayRecording(new ChangedShopAgent(options), shop);
+  expect(changed.followed).toBe(false);
+  expect(changed.divergence).toMatchObject({
+    index: 0,
+    recorded: { target: "check_stock", args: { sku: "tea" } },
+    submitted: { target: "check_stock", args: { sku: "tea-green" } },
+    argsDiff: [{ path: "$.sku", recorded: "tea", submitted: "tea-green" }],
+  });
+  expect(formatReplayReport(changed)).toContain('args $.sku: "tea" → "tea-green"');
+}

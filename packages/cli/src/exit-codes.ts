@@ -39,6 +39,8 @@ export const EXIT = {
   executionFailed: 10,
   /** `exec watch`: the execution was cancelled. */
   executionCancelled: 11,
+  /** `policy test --executions` / `--execution`: at least one recorded decision would change. */
+  decisionsChanged: 12,
 } as const;
 
 /** An error for bad command-line input (exit 2), with the message the user must read. */

@@ -8,6 +8,7 @@ import { registerAgentCommands } from "./commands/agents.js";
 import { registerApprovalCommands } from "./commands/approvals.js";
 import { type Register, registerExecCommands } from "./commands/executions.js";
 import { registerPolicyCommands } from "./commands/policy.js";
+import { registerRecordingCommands } from "./commands/recordings.js";
 import { commandContext } from "./context.js";
 import { EXIT, errorMessage, exitCodeFor } from "./exit-codes.js";
 import type { CliIo } from "./output.js";
@@ -40,7 +41,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       "after",
       "\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 unauthorized/forbidden, 5 unreachable,\n" +
         "6 conflict, 7 invalid request, 8 not supported by the kernel; exec watch: 10 failed,\n" +
-        "11 cancelled. See docs/cli.md.",
+        "11 cancelled; policy test --executions: 12 decisions would change. See docs/cli.md.",
     );
 
   const register: Register = (command, action) => {
@@ -53,7 +54,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     });
     return command;
   };
-  registerExecCommands(program, register);
+  registerRecordingCommands(registerExecCommands(program, register), register);
   registerApprovalCommands(program, register);
   registerAgentCommands(program, register);
   registerPolicyCommands(program, register);

@@ -28,6 +28,7 @@ import {
   parseExecutionList,
   parseForkPoints,
   parseStep,
+  type Recording,
   resolveKernelProtocol,
   type Step,
 } from "@rebuno/protocol";
@@ -57,6 +58,7 @@ import {
   waitForTerminal,
 } from "./iterators.js";
 import { type ClientOptions, processEnv, resolveConnection, resolveTimeoutMs } from "./options.js";
+import { type ExportRecordingOptions, exportRecording } from "./recording.js";
 import type { StreamDelta } from "./sse.js";
 
 /**
@@ -410,6 +412,16 @@ export class Client {
     return parseExecution(
       await this.#sendNewer("forks", { method: "POST", path, body: forkBody(options), retry: UNSENT_ONLY }),
     );
+  }
+
+  /**
+   * The execution as a recording (format `rebuno.recording/1`): input and outcome, steps in
+   * recording order with decisions and outcomes, events, and with `children` its subagents'
+   * recordings. Reads only; what the kernel does not record is absent.
+   * @throws NotFoundError for an unknown execution.
+   */
+  exportRecording(id: string, options: ExportRecordingOptions = {}): Promise<Recording> {
+    return exportRecording(this, id, options);
   }
 
   /** Where the execution can be forked, with resource checkpoint coverage (`GET …/fork-points`). */

@@ -23,6 +23,11 @@ export type {
   ForkPoints,
   Idempotency,
   KernelErrorCode,
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingProblem,
   ResourceEvent,
   ResourceEventPayload,
   ResourceView,
@@ -54,8 +59,11 @@ export {
   NotFoundError,
   NotSupportedByKernel,
   PolicyError,
+  parseRecording,
   RateLimited,
+  RECORDING_FORMAT,
   RebunoError,
+  RecordingError,
   Terminated,
   TimeoutError,
   ToolError,
@@ -86,5 +94,6 @@ export type { FollowEventsOptions, StreamOptions, WaitForTerminalOptions } from 
 export { DEFAULT_EVENTS_LIMIT, DEFAULT_POLL_MS, DEFAULT_WAIT_TIMEOUT_MS } from "./iterators.js";
 export type { ClientOptions } from "./options.js";
 export { ENV_API_KEY, ENV_URL } from "./options.js";
+export type { ExportRecordingOptions, RecordingSource } from "./recording.js";
 export type { SseMessage, StreamDelta, StreamGap } from "./sse.js";
 export { SseDecoder } from "./sse.js";

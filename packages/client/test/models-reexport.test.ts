@@ -23,6 +23,7 @@ const ERRORS = [
   "PolicyError",
   "RateLimited",
   "RebunoError",
+  "RecordingError",
   "Terminated",
   "TimeoutError",
   "ToolError",

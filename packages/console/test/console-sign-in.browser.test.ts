@@ -193,6 +193,7 @@ describe("console sign-in (headless Chromium, kernel with --auth required)", () 
     await page.waitForSelector(grant, WAIT);
     await page.click(grant);
     await page.waitForSelector('h2 [data-status="completed"]', WAIT);
+    await page.click("#raw-events summary"); // the raw event log is folded under the waterfall
     await page.waitForSelector('#events tr[data-event="approval.granted"]', WAIT);
     expect((await root.get(e.id)).status).toBe("completed");
     // Kept for this tab: a reload stays signed in; another tab is asked again.

@@ -165,16 +165,36 @@ describe("web console (headless Chromium)", () => {
     await page.waitForSelector(statusOf(row, "running"), WAIT);
 
     await page.click(`${row} a`);
-    const slow = `#steps tr[data-target="check_carrier"]`;
+    const slow = `#steps [data-target="check_carrier"]`;
     await page.waitForSelector(statusOf(slow, "executing"), WAIT);
-    await page.waitForSelector(statusOf(`#steps tr[data-target="lookup_order"]`, "succeeded"), WAIT);
-    expect(await page.textContent(`#steps tr[data-target="lookup_order"]`)).toContain('"order": "ord-7"');
+    await page.waitForSelector(statusOf(`#steps [data-target="lookup_order"]`, "succeeded"), WAIT);
+    expect(await page.textContent(`#steps [data-target="lookup_order"]`)).toContain('"order": "ord-7"');
+    // A body still executing grows on screen: its bar widens without any new event.
+    const runningBar = `${slow} [data-body="ran"] .seg`;
+    await page.waitForSelector(runningBar, WAIT);
+    const width = await page.$eval(runningBar, (el) =>
+      Number.parseFloat((el as unknown as { style: { width: string } }).style.width),
+    );
+    await page.waitForFunction(
+      ({ selector, before }) => {
+        const el = (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { style: { width: string } } | null };
+          }
+        ).document.querySelector(selector);
+        return el !== null && Number.parseFloat(el.style.width) > before;
+      },
+      { selector: runningBar, before: width },
+      WAIT,
+    );
     await shot("timeline-live");
     // Nothing reloads the page: the step and the execution settle on screen as the kernel records them.
     releaseSlow();
     await page.waitForSelector(statusOf(slow, "succeeded"), WAIT);
     await page.waitForSelector('h2 [data-status="completed"]', WAIT);
     expect(await page.textContent(slow)).toContain("delivered at 10:42");
+    // The raw event log is folded under the waterfall; open it.
+    await page.click("#raw-events summary");
     await page.waitForSelector('#events tr[data-event="execution.completed"]', WAIT);
     await shot("timeline");
   });
@@ -187,7 +207,7 @@ describe("web console (headless Chromium)", () => {
     await shot("approval");
     await page.click("#approvals [data-approval] button.grant");
     await page.waitForSelector('h2 [data-status="completed"]', WAIT);
-    await page.waitForSelector(statusOf('#steps tr[data-target="refund"]', "succeeded"), WAIT);
+    await page.waitForSelector(statusOf('#steps [data-target="refund"]', "succeeded"), WAIT);
     expect((await client.get(e.id)).status).toBe("completed");
   });
 
@@ -198,7 +218,7 @@ describe("web console (headless Chromium)", () => {
     await page.fill("#approvals [data-approval] input", "refund window closed");
     await page.click("#approvals [data-approval] button.deny");
     await page.goto(`${url}/#/exec/${e.id}`);
-    const refund = '#steps tr[data-target="refund"]';
+    const refund = '#steps [data-target="refund"]';
     await page.waitForSelector(statusOf(refund, "denied"), WAIT);
     expect(await page.textContent(refund)).toContain("refund window closed");
   });
@@ -206,7 +226,7 @@ describe("web console (headless Chromium)", () => {
   it("a step denied by policy shows the policy's reason", async () => {
     const e = await client.create("support", { ask: "close", order: "ord-10" });
     await page.goto(`${url}/#/exec/${e.id}`);
-    const step = '#steps tr[data-target="delete_account"]';
+    const step = '#steps [data-target="delete_account"]';
     await page.waitForSelector(statusOf(step, "denied"), WAIT);
     expect(await page.textContent(step)).toContain("accounts are closed by the support team");
     await page.waitForSelector('h2 [data-status="completed"]', WAIT);

@@ -45,16 +45,17 @@ async function closedPort(): Promise<string> {
 async function kernelWithAgent(
   webhookUrl: string,
   timeoutMs = 30_000,
-): Promise<{ kernel: DevKernel; client: Client }> {
+): Promise<{ kernel: DevKernel; client: Client; url: string }> {
   const kernel = await startDevKernel({
     agents: [{ id: "a", webhookUrl, secret: "s" }],
     dispatch: { maxAttempts: 2, backoffBaseMs: 60_000, timeoutMs },
     onError: () => {},
   });
   closers.push(() => kernel.close());
-  const client = new Client({ baseUrl: await kernel.listen() });
+  const url = await kernel.listen();
+  const client = new Client({ baseUrl: url });
   closers.push(() => client.close());
-  return { kernel, client };
+  return { kernel, client, url };
 }
 
 async function firstFailure(client: Client, id: string): Promise<Event> {
@@ -66,7 +67,7 @@ async function firstFailure(client: Client, id: string): Promise<Event> {
 
 describe("webhook delivery failures carry their cause", () => {
   test("an agent answering 401 (wrong secret): http_status 401, with a hint and the next retry", async () => {
-    const { client } = await kernelWithAgent(await agentServer((res) => res.writeHead(401).end()));
+    const { client, url } = await kernelWithAgent(await agentServer((res) => res.writeHead(401).end()));
     const e = await client.create("a", {});
     const failed = await firstFailure(client, e.id);
     expect(failed.payload).toMatchObject({
@@ -81,15 +82,20 @@ describe("webhook delivery failures carry their cause", () => {
     expect(Date.parse(failed.payload.next_attempt_at as string)).toBeGreaterThan(
       Date.parse(failed.occurredAt),
     );
+    // /metrics counts it by cause, the status code included (docs/protocol.md §13.3).
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('rebuno_dispatch_failures_total{cause="http_401"} 1');
   });
 
   test("an agent that is down: connection_refused, no HTTP status", async () => {
-    const { client } = await kernelWithAgent(await closedPort());
+    const { client, url } = await kernelWithAgent(await closedPort());
     const e = await client.create("a", {});
     const failed = await firstFailure(client, e.id);
     expect(failed.payload).toMatchObject({ attempt: 1, error_class: "connection_refused" });
     expect(failed.payload.http_status).toBeUndefined();
     expect(failed.payload.error).toContain("is the agent running");
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('rebuno_dispatch_failures_total{cause="connection_refused"} 1');
   });
 
   test("an agent that never answers: timeout", async () => {

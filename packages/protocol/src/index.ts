@@ -96,6 +96,15 @@ export {
   parseWebhookPayload,
 } from "./parse-models.js";
 export { RawJson } from "./raw-json.js";
+export type {
+  RecordedApproval,
+  RecordedExecution,
+  RecordedStep,
+  Recording,
+  RecordingErrorOptions,
+  RecordingProblem,
+} from "./recording.js";
+export { parseRecording, RECORDING_FORMAT, RecordingError } from "./recording.js";
 export type { RequestSigningInput, SigningSecret } from "./signing.js";
 export {
   HEADER_AGENT_ID,

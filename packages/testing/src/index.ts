@@ -1,4 +1,21 @@
 /** @rebuno/testing: test Rebuno agents and tools, with the dev kernel in process or kernel-free. */
+export type { JsonDifference } from "./json-diff.js";
+export {
+  RecordingKernelPort,
+  type ReplayedSubmission,
+  type ReplayedUnknown,
+} from "./recording-port.js";
+export {
+  assertFollowsRecording,
+  formatReplayReport,
+  type ReplayDivergence,
+  ReplayDivergenceError,
+  type ReplayOptions,
+  type ReplayOutcome,
+  type ReplayResult,
+  type ReplayTarget,
+  replayRecording,
+} from "./replay.js";
 export {
   type CreatedChild,
   type RecordedOutcome,

@@ -61,7 +61,8 @@ function duration(step: Step): string {
   return Number.isFinite(ms) ? `${ms}ms` : "";
 }
 
-export function registerExecCommands(program: Command, register: Register): void {
+/** Registers `exec …` and returns the group, so other files can add subcommands to it. */
+export function registerExecCommands(program: Command, register: Register): Command {
   const exec = program.command("exec").description("executions: list, inspect, create, watch, cancel");
 
   register(
@@ -247,4 +248,5 @@ export function registerExecCommands(program: Command, register: Register): void
       ctx.io.stdout(`${e.id}  ${paint(ctx.color, statusColour(e.status) ?? "bold", e.status)}\n`);
     },
   );
+  return exec;
 }

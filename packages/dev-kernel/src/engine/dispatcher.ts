@@ -255,6 +255,9 @@ export class Dispatcher {
       error,
     });
     this.ctx.metrics.inc("rebuno_dispatch_deliveries_total", ["outcome", "failed"]);
+    // The status code is the cause worth telling apart (401/403: wrong secret; 5xx: agent broken).
+    const byCause = failure.http_status === undefined ? failure.error_class : `http_${failure.http_status}`;
+    this.ctx.metrics.inc("rebuno_dispatch_failures_total", ["cause", byCause]);
     if (nextAttemptAt === undefined) {
       this.exhaust(current);
       return;
