@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, REBUNO_DEV_BIN } from "@rebuno/test-kit";
+import { freePort, REBUNO_DEV_BIN, rebunoDevBinIn } from "@rebuno/test-kit";
 import { PEERS_DIR } from "./install.mjs";
 
 /** Resolve when `pattern` appears in the child's output; reject on exit or after `timeoutMs`. */
@@ -48,9 +48,11 @@ function stopper(child, cleanup = () => {}) {
 }
 
 /** `rebuno-dev` (built dist) with `--store memory` or a fresh SQLite file at `synchronous`. */
-export async function startRebunoDev(store, synchronous, execArgv = []) {
+export async function startRebunoDev(store, synchronous, execArgv = [], root = undefined) {
   const dir = mkdtempSync(join(tmpdir(), "bench-b14-rebuno-"));
-  const args = [...execArgv, REBUNO_DEV_BIN, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
+  // `root`: another checkout's rebuno-dev (a baseline, bench/lib/baseline.mjs).
+  const bin = root === undefined ? REBUNO_DEV_BIN : rebunoDevBinIn(root);
+  const args = [...execArgv, bin, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
   if (store === "sqlite")
     args.push("--store", `sqlite:${join(dir, "kernel.db")}`, "--sqlite-synchronous", synchronous);
   const child = spawn(process.execPath, args, {

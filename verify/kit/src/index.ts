@@ -18,6 +18,7 @@ export {
   type RebunoDev,
   type RebunoDevFrom,
   type RebunoDevOptions,
+  rebunoDevBinIn,
   rebunoDevCommand,
   spawnRebunoDev,
   startRebunoDev,

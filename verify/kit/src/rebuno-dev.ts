@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_WAIT_MS, LineProcess, type ProcessGroup } from "./line-process.js";
 import { REPO_ROOT } from "./repository.js";
@@ -13,6 +14,15 @@ export const REBUNO_DEV_BIN = join(REPO_ROOT, REBUNO_DEV_PACKAGE, "bin/rebuno-de
  * protocol) from their sources too, so a test of the command never runs against a stale build.
  */
 const SOURCE_TSCONFIG = join(REPO_ROOT, "verify/kit/rebuno-dev.tsconfig.json");
+
+/**
+ * The command's bin in another checkout of the repository (a benchmark baseline): where it is now,
+ * or in packages/dev-kernel, where it lived before it became its own package.
+ */
+export function rebunoDevBinIn(checkout: string): string {
+  const current = join(checkout, REBUNO_DEV_PACKAGE, "bin/rebuno-dev.js");
+  return existsSync(current) ? current : join(checkout, "packages/dev-kernel/bin/rebuno-dev.js");
+}
 
 /** `source` runs src/cli.ts through tsx; `built` runs the package's bin (needs `pnpm build`). */
 export type RebunoDevFrom = "source" | "built";
