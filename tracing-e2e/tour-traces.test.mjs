@@ -242,7 +242,8 @@ test("the caller's create_execution span is in the created execution's trace, be
     t.spans.filter((s) => s.operationName.startsWith("create_execution ")).map((s) => [t, s]),
   );
   const agents = new Set(creates.map(([, s]) => tag(s, "gen_ai.agent.id")));
-  for (const agent of ["shop", "support", "editor", "fulfilment"]) assert.ok(agents.has(agent), `${agent} create`);
+  for (const agent of ["shop", "support", "editor", "fulfilment"])
+    assert.ok(agents.has(agent), `${agent} create`);
   for (const [trace, span] of creates) {
     assert.equal(trace.traceID, String(tag(span, "rebuno.execution.id")).replaceAll("-", ""));
     assert.equal(tag(span, "span.kind"), "client");

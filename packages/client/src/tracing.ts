@@ -73,7 +73,12 @@ function startInExecution(
       : [];
   const span = a.trace.getTracer(SCOPE).startSpan(
     name,
-    { kind: a.SpanKind.CLIENT, startTime, links, attributes: { ...attributes, "rebuno.execution.id": executionId } },
+    {
+      kind: a.SpanKind.CLIENT,
+      startTime,
+      links,
+      attributes: { ...attributes, "rebuno.execution.id": executionId },
+    },
     a.trace.setSpanContext(a.ROOT_CONTEXT, executionSpanContext(a, executionId)),
   );
   if (caller?.isRecording()) {

@@ -6,7 +6,11 @@
  */
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import type { AgentTransport } from "@rebuno/kernel-transport";
 import { NotFoundError, rootSpanIdOfExecution, TimeoutError, traceIdOfExecution } from "@rebuno/protocol";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
