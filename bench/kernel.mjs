@@ -1,14 +1,16 @@
 // Benchmarks B7 and B8 of docs/benchmarks.md for the dev kernel.
 //
 //   pnpm tsc -b packages/dev-kernel && node --expose-gc bench/kernel.mjs [--quick] [--profile DIR] [--b8-sqlite] [--check]
+//                                                                        [--baseline REF]
 //
 // B7 — steps/s for the agent's submit + complete pair (one step = two signed round trips) at
 //   concurrency 1 and 50, for (a) the memory store and (b) SQLite WAL synchronous=NORMAL.
 //   Baselines from the same run: (i) a bare node:http server doing the same HMAC verify +
 //   JSON.parse (bench/lib/transport-harness.mjs), reached through the same undici Pool and the
-//   same signing function; (ii) raw better-sqlite3 inserts into the kernel's own redo-log table,
-//   in this process, writing the rows one step writes (one JSON row of ops per request: the
-//   submit's and the complete's, each in its own transaction — the two requests' commits).
+//   same signing function; (ii) raw better-sqlite3 writes into the kernel's own tables, in this
+//   process: the rows one step writes, in two transactions (the two requests' commits).
+//   --baseline REF adds the SQLite store of git ref REF as subject `sqlite-base`, in the same rounds
+//   (bench/lib/baseline.mjs), and reports sqlite's ratios to it.
 //   Fairness: the kernel and the raw server both run in a child process over loopback, so the
 //   client side (this process) is byte-for-byte the same code for both. Subjects are interleaved
 //   in rounds (raw, memory, sqlite, raw, …) after a warm-up.
@@ -19,11 +21,11 @@
 //   Goal: growth ≤ retained × 1.1.
 //
 // `--profile DIR` starts the kernel children with `--cpu-prof` (profiles land in DIR).
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { baselineRef, baselineRoot } from "./lib/baseline.mjs";
 import {
   plainRequest,
   serveDevKernel,
@@ -35,6 +37,7 @@ import { environment, ratio, report, round, summarize } from "./lib/stats.mjs";
 import { serveKernel, startKernelProcess } from "./lib/transport-harness.mjs";
 
 const SCRIPT = fileURLToPath(import.meta.url);
+const BASELINE = baselineRef();
 
 function flag(name) {
   const i = process.argv.indexOf(name);
@@ -58,9 +61,9 @@ const resultText = (n) => `{"result":{"ok":true,"message_id":"m-${n}","n":${n}}}
  * A B7 subject: a server URL plus how to get an execution and its lease. The raw server accepts
  * any ids, so it needs no setup; the kernel needs a real execution and its webhook lease.
  */
-async function kernelSubject(name, storeSpec, receiver, execArgv) {
+async function kernelSubject(name, storeSpec, receiver, execArgv, root = undefined) {
   const { Pool } = await import("undici");
-  const proc = await startDevKernelProcess(SCRIPT, storeSpec, receiver.url, execArgv);
+  const proc = await startDevKernelProcess(SCRIPT, storeSpec, receiver.url, execArgv, root);
   const pool = new Pool(proc.url, { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 });
   return {
     name,
@@ -148,97 +151,71 @@ async function concBlock(subject, perWorker) {
 }
 
 /**
- * Raw insert baseline: the redo-log rows the kernel writes for one step, into its `log` table, via
- * better-sqlite3 (WAL, synchronous NORMAL, otherwise SQLite's defaults), in this process. The
- * SQLite store appends each request's writes as one row, a JSON array of ops (src/store/redo-ops.ts),
- * so one step is two transactions of one INSERT each: the submit's ops (lease renewal, step insert,
- * step.proposed / step.allowed events, step update to executing, step.executing event, occurrence
- * counter) and the complete's (step update to succeeded, step.succeeded event). Rows are built with
- * `JSON.stringify` like the store's and have the sizes it writes (≈ 2.1 KB and ≈ 0.8 KB).
+ * Raw insert baseline: the rows the kernel writes for one step, into its own tables (a file the
+ * SqliteStore created), via better-sqlite3 (WAL, synchronous NORMAL, otherwise SQLite's defaults),
+ * in this process. One step is two transactions, the two requests' commits: the submit's (lease
+ * renewal, step insert, step.proposed / step.allowed events, step update to executing,
+ * step.executing event, occurrence counter) and the complete's (step update to succeeded,
+ * step.succeeded event).
  */
 async function rawInsertRate(dir, steps) {
   const { SqliteStore } = await import("@rebuno/dev-kernel");
   const Database = (await import("better-sqlite3")).default;
   const path = join(dir, `raw-${counter}.db`);
-  new SqliteStore(path).close(); // the kernel's own file format (meta, snapshot, log)
+  new SqliteStore(path).close(); // the kernel's own tables
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  // The row as the store writes it: explicit id, ops text and its checksum (sqlite-seal.ts rowSum:
-  // sha256 of "log\n0\n<id>\n<ops>", 32 hex characters), plus the running chain it keeps in memory.
-  const statement = db.prepare("INSERT INTO log (id, ops, sum) VALUES (?, ?, ?)");
-  let nextId = 1;
-  let chain = "";
-  const insert = {
-    run(ops) {
-      const id = nextId++;
-      const sum = createHash("sha256").update(`log\n0\n${id}\n${ops}`).digest("hex").slice(0, 32);
-      chain = createHash("sha256")
-        .update(chain + sum)
-        .digest("hex");
-      statement.run(id, ops, sum);
-    },
-  };
   const exec = `018f3a2b-0000-7000-8000-${String(counter++).padStart(12, "0")}`;
   const dispatchId = `018f3a2b-0000-7000-9000-${String(counter).padStart(12, "0")}`;
   const hash = "3517a5b57c206bd412d8c27a39ffa822dc37f57c602d508f059dc5d85d1c2959";
-  const dispatch = (now) => ({
-    id: dispatchId,
-    executionId: exec,
-    status: "in_flight",
-    attempt: 1,
-    maxAttempts: 5,
-    nextAttemptAt: now,
-    leaseMs: 600000,
-    createdAt: now,
-    lockedBy: "rebuno-dev-832ca662",
-    lockedAt: now,
+  const now0 = Date.now();
+  db.prepare(
+    `INSERT INTO dispatches (id, execution_id, status, attempt, max_attempts, next_attempt_at, locked_by,
+       locked_at, lease_ms, created_at) VALUES (?, ?, 'in_flight', 1, 5, ?, 'rebuno-dev-832ca662', ?, 600000, ?)`,
+  ).run(dispatchId, exec, now0, now0, now0);
+  const renew = db.prepare("UPDATE dispatches SET locked_at = ? WHERE id = ?");
+  const insertStep = db.prepare(
+    `INSERT INTO steps (execution_id, step_id, kind, target, args_hash, occurrence, status, idempotency, args,
+       resources, created_at) VALUES (?, ?, 'tool_call', 'send_email', ?, 0, 'proposed', 'safe_to_retry', ?, '[]', ?)`,
+  );
+  const updateStep = db.prepare(
+    "UPDATE steps SET status = ?, started_at = ?, result = ?, completed_at = ? WHERE execution_id = ? AND step_id = ?",
+  );
+  const lastSeq = db.prepare("SELECT coalesce(max(event_seq), 0) FROM events WHERE execution_id = ?").pluck();
+  const insertEvent = db.prepare(
+    "INSERT INTO events (execution_id, event_seq, type, payload, occurred_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const counterSet = db.prepare(
+    "INSERT OR REPLACE INTO dispatch_step_counters (dispatch_id, kind, target, args_hash, consumed) VALUES (?, 'tool_call', 'send_email', ?, 0)",
+  );
+  const event = (s, type, now, extra = "") =>
+    insertEvent.run(
+      exec,
+      lastSeq.get(exec) + 1,
+      type,
+      `{"step_id":"${s}","step_type":"tool_call","target":"send_email"${extra}}`,
+      now,
+    );
+  const submit = db.transaction((s, i, now) => {
+    renew.run(now, dispatchId);
+    insertStep.run(exec, s, hash, argsText(i), now);
+    event(s, "step.proposed", now);
+    event(s, "step.allowed", now, ',"rule_id":"permissive"');
+    updateStep.run("executing", now, null, null, exec, s);
+    event(s, "step.executing", now);
+    counterSet.run(dispatchId, hash);
   });
-  const stepRow = (s, n, status, now, extra) => ({
-    executionId: exec,
-    stepId: s,
-    kind: "tool_call",
-    target: "send_email",
-    argsHash: hash,
-    occurrence: 0,
-    status,
-    idempotency: "safe_to_retry",
-    argsJson: argsText(n),
-    resources: [],
-    createdAt: now,
-    ...extra,
+  const complete = db.transaction((s, i, now) => {
+    updateStep.run("succeeded", now, resultText(i), now, exec, s);
+    event(s, "step.succeeded", now);
   });
-  const event = (s, type, now, extra = "") => [
-    "appendEvent",
-    exec,
-    type,
-    `{"step_id":"${s}","step_type":"tool_call","target":"send_email"${extra}}`,
-    now,
-  ];
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < steps; i++) {
     const s = i.toString(16).padStart(64, "0");
     const now = Date.now();
-    insert.run(
-      JSON.stringify([
-        ["updateDispatch", dispatch(now)],
-        ["insertStep", stepRow(s, i, "proposed", now)],
-        event(s, "step.proposed", now),
-        event(s, "step.allowed", now, ',"rule_id":"permissive"'),
-        ["updateStep", stepRow(s, i, "executing", now, { startedAt: now })],
-        event(s, "step.executing", now),
-        ["setOccurrence", dispatchId, "tool_call", "send_email", hash, 0],
-      ]),
-    );
-    insert.run(
-      JSON.stringify([
-        [
-          "updateStep",
-          stepRow(s, i, "succeeded", now, { startedAt: now, resultJson: resultText(i), completedAt: now }),
-        ],
-        event(s, "step.succeeded", now),
-      ]),
-    );
+    submit(s, i, now);
+    complete(s, i, now);
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   db.close();
@@ -250,6 +227,13 @@ async function b7(dir, receiver, execArgv) {
   const memory = await kernelSubject("memory", "memory", receiver, execArgv);
   const sqlite = await kernelSubject("sqlite", `sqlite:${join(dir, "b7.db")}`, receiver, execArgv);
   const subjects = [raw, memory, sqlite];
+  const base = BASELINE === undefined ? undefined : baselineRoot(BASELINE);
+  if (base !== undefined) {
+    // The same store of the baseline ref, interleaved in the same rounds (bench/lib/baseline.mjs).
+    subjects.push(
+      await kernelSubject("sqlite-base", `sqlite:${join(dir, "b7-base.db")}`, receiver, execArgv, base),
+    );
+  }
   const acc = Object.fromEntries(
     subjects.map((s) => [s.name, { seqS: 0, seqN: 0, samples: [], concS: 0, concN: 0 }]),
   );
@@ -285,9 +269,9 @@ async function b7(dir, receiver, execArgv) {
   const rawInsert = insertSteps / insertSeconds;
   report("B7.raw-insert", {
     stepsPerSec: round(rawInsert, 0),
-    note: "better-sqlite3, WAL NORMAL, the store's 2 redo-log rows per step (1 tx each)",
+    note: "better-sqlite3, WAL NORMAL, the store's rows of one step in its tables (2 tx)",
   });
-  for (const name of ["raw-http", "memory", "sqlite"]) {
+  for (const name of ["raw-http", "memory", "sqlite", ...(base === undefined ? [] : ["sqlite-base"])]) {
     const x = rates[name];
     const out = {
       c1StepsPerSec: round(x.c1, 0),
@@ -303,6 +287,11 @@ async function b7(dir, receiver, execArgv) {
       out.c50VsRawInsert = ratio(x.c50, rawInsert);
       out.c1VsMin = ratio(x.c1, Math.min(rates["raw-http"].c1, rawInsert));
       out.c50VsMin = ratio(x.c50, Math.min(rates["raw-http"].c50, rawInsert));
+      if (base !== undefined) {
+        out.baseline = BASELINE;
+        out.c1VsBaseline = ratio(x.c1, rates["sqlite-base"].c1);
+        out.c50VsBaseline = ratio(x.c50, rates["sqlite-base"].c50);
+      }
     }
     report(`B7.${name}`, out);
   }

@@ -1,7 +1,7 @@
 // B14 of docs/benchmarks.md: durable-execution peers side by side on one workload.
 //
 //   pnpm tsc -b && node bench/peers.mjs [--quick] [--rounds 5] [--only sqlite-full,restate,dbos]
-//                                       [--no-fsyncs] [--profile DIR]
+//                                       [--no-fsyncs] [--profile DIR] [--baseline REF]
 //
 // Workload: a workflow of 20 sequential no-op durable steps, started by a caller that waits for its
 // result (bench/peers/workflows.mjs has the three idiomatic versions):
@@ -21,6 +21,9 @@
 // Goals: step latency ≤ 0.8× Restate's, steps/s ≥ 1.5× Restate's, CPU per step ≤ 0.5× Restate's.
 // After the timed rounds (full mode, where strace works), strace counts each system's fsync-family
 // calls per step over a few more sequential workflows: what its durability costs in syncs.
+// --baseline REF: also runs sqlite and sqlite-full with the dev kernel of git ref REF (built once
+// outside the repo, bench/lib/baseline.mjs) as sqlite-base and sqlite-full-base, interleaved in the
+// same rounds, and reports the per-round ratios of ours to them.
 // --profile DIR: our kernel, our worker and Restate's worker write `node --cpu-prof` profiles
 // there (summarize with bench/cpuprofile.mjs); figures of a profiled run are not comparable.
 // The peers install on demand into bench/peers/node_modules (bench/peers/install.mjs); a peer that
@@ -30,6 +33,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { baselineRef, baselineRoot } from "./lib/baseline.mjs";
 import { sampleTree } from "./lib/proc.mjs";
 import { environment, ratio, report, round, summarize } from "./lib/stats.mjs";
 import { peersChart } from "./peers/chart.mjs";
@@ -51,6 +55,7 @@ const CONCURRENCY = 50;
 const WARMUP_SEQUENTIAL = QUICK ? 3 : 40;
 const CONCURRENT_TOTAL = QUICK ? 100 : 400; // workflows per round at c=50
 const ONLY = arg("--only")?.split(",");
+const BASELINE = baselineRef();
 const FSYNCS = !QUICK && !process.argv.includes("--no-fsyncs");
 const FSYNC_WORKFLOWS = 5;
 const PROFILE_DIR = arg("--profile");
@@ -86,6 +91,15 @@ const SYSTEMS = [
     worker: "restate",
   },
   { name: "dbos", peer: true, packages: ["@dbos-inc/dbos-sdk"], start: startPostgresForDbos, worker: "dbos" },
+  // --baseline REF: the SQLite rows again with the dev kernel of git ref REF, in the same rounds.
+  ...(BASELINE === undefined
+    ? []
+    : ["normal", "full"].map((level) => ({
+        name: level === "normal" ? "sqlite-base" : "sqlite-full-base",
+        peer: false,
+        start: () => startRebunoDev("sqlite", level, [], baselineRoot(BASELINE)),
+        worker: "ours",
+      }))),
 ].filter((s) => ONLY === undefined || ONLY.includes(s.name));
 
 /** Fork the worker of `system`, set it up against its server; resolves with an ask() function. */
@@ -265,6 +279,17 @@ async function main() {
   const throughput = (m) => m.stepsPerSecond;
   const cpu = (m) => m.cpuPerStepUs;
   const ratios = {};
+  if (BASELINE !== undefined) {
+    for (const ours of ["sqlite", "sqlite-full"]) {
+      const r = {
+        baseline: BASELINE,
+        stepLatency: perRound(ours, `${ours}-base`, latency),
+        stepsPerSecond: perRound(ours, `${ours}-base`, throughput),
+        cpuPerStep: perRound(ours, `${ours}-base`, cpu),
+      };
+      if (r.stepLatency !== undefined) ratios[`${ours}/${ours}-base`] = r;
+    }
+  }
   for (const ours of ["memory", "sqlite", "sqlite-full"])
     for (const peer of ["restate", "dbos"]) {
       const r = {

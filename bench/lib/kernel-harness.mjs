@@ -4,14 +4,22 @@
 import { fork } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { AGENT_ID, SECRET } from "./transport-harness.mjs";
 
 /**
  * Child-process entry: start the dev kernel (built dist) on loopback with the bench agent and
  * report its URL. Messages: `{ heap: true }` → heap after two forced GCs (needs `--expose-gc`).
+ * With `REBUNO_BENCH_KERNEL_ROOT` set, the dev kernel of that checkout runs (bench/lib/baseline.mjs).
  */
 export async function serveDevKernel(storeSpec, webhookUrl) {
-  const { startDevKernel } = await import("@rebuno/dev-kernel");
+  const root = process.env.REBUNO_BENCH_KERNEL_ROOT;
+  const { startDevKernel } = await import(
+    root === undefined
+      ? "@rebuno/dev-kernel"
+      : pathToFileURL(join(root, "packages", "dev-kernel", "dist", "index.js")).href
+  );
   const store = storeSpec === "memory" ? "memory" : { sqlite: storeSpec.slice("sqlite:".length) };
   const kernel = await startDevKernel({
     store,
@@ -35,11 +43,15 @@ export async function serveDevKernel(storeSpec, webhookUrl) {
   process.send({ url });
 }
 
-/** Fork `script --serve-kernel <store> <webhookUrl>`; resolves with the URL and controls. */
-export async function startDevKernelProcess(script, storeSpec, webhookUrl, execArgv = []) {
+/**
+ * Fork `script --serve-kernel <store> <webhookUrl>`; resolves with the URL and controls. `root`:
+ * a checkout whose dev kernel to run instead of this one's (a baseline).
+ */
+export async function startDevKernelProcess(script, storeSpec, webhookUrl, execArgv = [], root = undefined) {
   const child = fork(script, ["--serve-kernel", storeSpec, webhookUrl], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     execArgv,
+    env: root === undefined ? process.env : { ...process.env, REBUNO_BENCH_KERNEL_ROOT: root },
   });
   const { url } = await new Promise((resolve, reject) => {
     child.once("message", resolve);

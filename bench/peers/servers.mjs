@@ -50,9 +50,11 @@ function stopper(child, cleanup = () => {}) {
 }
 
 /** `rebuno-dev` (built dist) with `--store memory` or a fresh SQLite file at `synchronous`. */
-export async function startRebunoDev(store, synchronous, execArgv = []) {
+export async function startRebunoDev(store, synchronous, execArgv = [], root = undefined) {
   const dir = mkdtempSync(join(tmpdir(), "bench-b14-rebuno-"));
-  const args = [...execArgv, REBUNO_DEV, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
+  // `root`: another checkout's rebuno-dev (a baseline, bench/lib/baseline.mjs).
+  const bin = root === undefined ? REBUNO_DEV : join(root, "packages", "dev-kernel", "bin", "rebuno-dev.js");
+  const args = [...execArgv, bin, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
   if (store === "sqlite")
     args.push("--store", `sqlite:${join(dir, "kernel.db")}`, "--sqlite-synchronous", synchronous);
   const child = spawn(process.execPath, args, {

@@ -85,7 +85,7 @@ export interface DevKernelOptions {
    * oldest terminal executions (by last update; a session only once all its turns are terminal).
    * Executions still running are never deleted, so the count exceeds the cap while more than that
    * many are live. With the memory store every retained execution costs memory (≈ 30 KB for 20
-   * steps, see docs); the SQLite store keeps settled ones on disk (`SqliteStoreOptions.coldAfterMs`).
+   * steps, see docs); the SQLite store keeps them on disk, in its tables.
    */
   readonly maxRetainedExecutions?: number | undefined;
   /** Judge service URL; enables `decision: judge` rules (see the policy engine). */

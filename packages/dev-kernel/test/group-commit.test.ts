@@ -1,12 +1,12 @@
-// SQLite group commit (src/store/group-commit.ts): the ops of the transactions of one event-loop turn
-// are appended to the redo log together; nothing is acknowledged — no HTTP answer, no webhook —
+// SQLite group commit (src/store/sqlite-connection.ts): the transactions of one event-loop turn
+// commit together, as one SQLite transaction; nothing is acknowledged — no HTTP answer, no webhook —
 // before the commit covering it. The observer is a crash copy of the file (test/sqlite-files.ts):
 // what it does not hold, a kernel restarted after a SIGKILL would not find.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { GROUP_COMMIT_MAX } from "../src/store/group-commit.js";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { GROUP_COMMIT_MAX } from "../src/store/sqlite-connection.js";
 import type { AgentRow } from "../src/store/types.js";
 import { DEFAULT_AGENTS, Harness } from "./harness.js";
 import { fileContents, restartState, tempDir } from "./sqlite-files.js";
@@ -25,13 +25,18 @@ afterEach(() => {
 
 const agent = (id: string): AgentRow => ({ id, webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 });
 
-/** The agent ids of the `putAgent` ops in the log, in order. */
-function loggedAgents(): string[] {
-  return fileContents(path).logOps.flatMap((op) => (op[0] === "putAgent" ? [(op[1] as AgentRow).id] : []));
+/** Commits of the file since the store opened (opening itself commits once). */
+function commits(): number {
+  return fileContents(path).commits - 1;
+}
+
+/** The agent ids the file holds. */
+function storedAgents(): readonly string[] {
+  return fileContents(path).agents;
 }
 
 describe("SqliteStore group commit", () => {
-  test("one turn's transactions are written as one log row; a throwing one leaves no op", async () => {
+  test("one turn's transactions are written as one commit; a throwing one leaves nothing", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     expect(() =>
       store.transaction(() => {
@@ -43,7 +48,8 @@ describe("SqliteStore group commit", () => {
     store.putAgent(agent("d")); // outside transaction(): a transaction of its own
     // Visible at once, not yet in the file.
     expect(store.listAgents().map((a) => a.id)).toEqual(["a", "c", "d"]);
-    expect(fileContents(path).logRows).toBe(0);
+    expect(commits()).toBe(0);
+    expect(storedAgents()).toEqual([]);
     const durable = store.whenDurable();
     let settled = false;
     void durable.then(() => {
@@ -51,20 +57,20 @@ describe("SqliteStore group commit", () => {
     });
     await Promise.resolve();
     expect(settled).toBe(false);
-    expect(fileContents(path).logRows).toBe(0);
+    expect(commits()).toBe(0);
     await durable;
-    expect(fileContents(path).logRows).toBe(1);
-    expect(loggedAgents()).toEqual(["a", "c", "d"]);
-    // Nothing pending: resolved at once, and a later batch gets a row of its own.
+    expect(commits()).toBe(1);
+    expect(storedAgents()).toEqual(["a", "c", "d"]);
+    // Nothing pending: resolved at once, and a later batch gets a commit of its own.
     await store.whenDurable();
     store.transaction(() => store.putAgent(agent("e")));
-    expect(loggedAgents()).toEqual(["a", "c", "d"]);
+    expect(storedAgents()).toEqual(["a", "c", "d"]);
     await store.whenDurable();
-    expect(fileContents(path).logRows).toBe(2);
-    expect(loggedAgents()).toEqual(["a", "c", "d", "e"]);
+    expect(commits()).toBe(2);
+    expect(storedAgents()).toEqual(["a", "c", "d", "e"]);
   });
 
-  test("a transaction that throws after a committed batch leaves the log as it was", async () => {
+  test("a transaction that throws after a committed batch leaves the file as it was", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     await store.whenDurable();
     const before = fileContents(path);
@@ -83,26 +89,25 @@ describe("SqliteStore group commit", () => {
   test("read-only transactions write nothing and never wait", async () => {
     store.transaction(() => store.getAgent("a"));
     await store.whenDurable();
-    expect(fileContents(path).logRows).toBe(0);
+    expect(commits()).toBe(0);
   });
 
   test(`a batch is written as soon as it holds ${GROUP_COMMIT_MAX} transactions`, async () => {
     for (let i = 0; i < GROUP_COMMIT_MAX; i++) store.transaction(() => store.putAgent(agent(`x${i}`)));
-    expect(fileContents(path).logRows).toBe(1);
-    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX);
+    expect(commits()).toBe(1);
+    expect(storedAgents()).toHaveLength(GROUP_COMMIT_MAX);
     store.transaction(() => store.putAgent(agent("y")));
-    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX);
+    expect(storedAgents()).toHaveLength(GROUP_COMMIT_MAX);
     await store.whenDurable();
-    expect(loggedAgents()).toHaveLength(GROUP_COMMIT_MAX + 1);
+    expect(storedAgents()).toHaveLength(GROUP_COMMIT_MAX + 1);
   });
 
-  test("close() writes the open batch, then compacts the log into the snapshot", async () => {
+  test("close() commits the open batch", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     const durable = store.whenDurable();
     store.close();
     await durable;
-    const contents = fileContents(path);
-    expect(contents).toMatchObject({ logRows: 0, snapshotRows: 1 });
+    expect(fileContents(path)).toEqual({ commits: 2, agents: ["a"] });
     expect(restartState(path).agents).toEqual([agent("a")]);
   });
 

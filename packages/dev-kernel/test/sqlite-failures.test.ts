@@ -1,5 +1,5 @@
 // What the SQLite store does when things go wrong: a failed commit rejects its waiters and leaves
-// memory equal to the file; the file is locked against a second kernel; files it cannot read are
+// what reads see equal to the file; the file is locked against a second kernel; files it cannot read are
 // refused with typed errors naming the file.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -9,10 +9,9 @@ import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "../../dev/test/source.js";
 import { startDevKernel } from "../src/kernel.js";
-import { GROUP_COMMIT_MAX } from "../src/store/group-commit.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import { FORMAT_VERSION } from "../src/store/sqlite-file.js";
-import { rowSum } from "../src/store/sqlite-seal.js";
+import { GROUP_COMMIT_MAX } from "../src/store/sqlite-connection.js";
+import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
 import {
   STORE_EXIT_CODES,
   StoreCommitError,
@@ -24,16 +23,27 @@ import {
 import { observe, restartState, tempDir } from "./sqlite-files.js";
 import { KNOWN, newPath, PHASES } from "./sqlite-fixture.js";
 
-/** The store's connection, to make its commits fail for real (SQLite's page limit: SQLITE_FULL). */
+/** The store's connection, to make its commits fail for real. */
 function connection(store: SqliteStore): Database.Database {
-  return (store as unknown as { state: { log: { db: Database.Database } } }).state.log.db;
+  return (store as unknown as { t: { file: { db: Database.Database } } }).t.file.db;
 }
 
-/** Cap the file at its current size: the next write that needs a new page fails like a full disk. */
-function fillDisk(store: SqliteStore): void {
+/**
+ * Make the commit of the open batch fail for real, the way a full disk fails it (at COMMIT, with
+ * the statements before it done): a row that breaks a deferred foreign key, written on the store's
+ * own connection inside the batch, is checked by SQLite only at COMMIT, which then fails.
+ */
+function breakCommit(store: SqliteStore): void {
   const db = connection(store);
-  db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
+  db.exec(`CREATE TABLE IF NOT EXISTS test_parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE IF NOT EXISTS test_child (parent INTEGER REFERENCES test_parent (id) DEFERRABLE INITIALLY DEFERRED)`);
+  db.pragma("foreign_keys = ON");
+  store.transaction(() => {
+    db.prepare("INSERT INTO test_child VALUES (1)").run();
+  });
 }
+
+const COMMIT_FAILED = "FOREIGN KEY constraint failed";
 
 describe("commit failure", () => {
   test("waiting answers reject, memory goes back to what the file holds, later writes work again", async () => {
@@ -42,8 +52,8 @@ describe("commit failure", () => {
     PHASES[0]!(store);
     await store.whenDurable();
     const durableState = observe(store, KNOWN);
-    fillDisk(store);
-    // Two transactions of one batch, one of them too big for the space left.
+    breakCommit(store);
+    // Two transactions of one batch whose commit fails.
     store.transaction(() =>
       store.putAgent({ id: "a", webhookUrl: "http://a.test/", secret: "x".repeat(200_000), registeredAt: 2 }),
     );
@@ -55,13 +65,12 @@ describe("commit failure", () => {
     );
     expect(StoreCommitError.isInstance(err)).toBe(true);
     expect(err).toMatchObject({ code: "store_commit_failed", path, retryable: true });
-    expect((err as Error).message).toBe(`writing to ${path} failed: database or disk is full`);
-    expect((err as Error).cause).toMatchObject({ code: "SQLITE_FULL" });
-    // Memory holds exactly the durable state: neither write of the failed batch survived.
+    expect((err as Error).message).toBe(`writing to ${path} failed: ${COMMIT_FAILED}`);
+    expect((err as Error).cause).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+    // Reads see exactly the durable state: neither write of the failed batch survived.
     expect(observe(store, KNOWN)).toEqual(durableState);
     expect(restartState(path, KNOWN)).toEqual(durableState);
-    // Space again: from the next turn on (see the next test), the store keeps working.
-    connection(store).pragma("max_page_count = 1073741823");
+    // From the next turn on (see the next test), the store keeps working.
     await new Promise((r) => setImmediate(r));
     store.transaction(() => store.deleteExecution("p"));
     await store.whenDurable();
@@ -73,7 +82,7 @@ describe("commit failure", () => {
   test("a transaction that fills the batch gets the error itself; so does whenDurable() later in that turn", async () => {
     const path = newPath();
     const store = new SqliteStore(path);
-    fillDisk(store);
+    breakCommit(store); // in the batch, though not one of its writing transactions
     const big = "x".repeat(20_000);
     for (let i = 0; i < GROUP_COMMIT_MAX - 1; i++) {
       store.transaction(() => store.putAgent({ id: `a${i}`, webhookUrl: big, secret: "s", registeredAt: i }));
@@ -89,7 +98,6 @@ describe("commit failure", () => {
     // Next turn: nothing pending, nothing failed.
     await new Promise((r) => setImmediate(r));
     await expect(store.whenDurable()).resolves.toBeUndefined();
-    connection(store).pragma("max_page_count = 1073741823");
     store.close();
     expect(restartState(path).agents).toEqual([]);
   });
@@ -227,14 +235,15 @@ describe("files it cannot read", () => {
 
   test("a log row that does not replay", () => {
     const path = newPath();
-    new SqliteStore(path).close();
-    // Rows with valid sums (a bug of ours, not a damaged disk): the replay itself refuses them.
+    // A redo-log file (format 1, no sums) whose row is a bug of ours, not a damaged disk: the
+    // conversion's replay itself refuses it.
     const put = (ops: string) => {
       const db = new Database(path);
-      db.prepare("INSERT OR REPLACE INTO log (id, ops, sum) VALUES (1, ?, ?)").run(
-        ops,
-        rowSum("log", 0, 1, ops),
-      );
+      db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY, ops TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY, ops TEXT NOT NULL);
+        INSERT OR REPLACE INTO meta VALUES ('format', 'rebuno-dev-redo-log'), ('version', '1');`);
+      db.prepare("INSERT OR REPLACE INTO log (id, ops) VALUES (1, ?)").run(ops);
       db.close();
     };
     put('[["putAgent",{"id":"a"}],["dropTable","x"]]');

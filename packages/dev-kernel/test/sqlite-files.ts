@@ -37,39 +37,20 @@ export function crashCopy(path: string): string {
   return copy;
 }
 
-/** Counts and op texts of the rows a copy of the file loads (compaction garbage left out). */
+/** What a crash copy of the file holds: its commit count and agent ids (ascending). */
 export interface FileContents {
-  readonly snapshotRows: number;
-  readonly logRows: number;
-  /** Every op of the live log, in order, as `[method, ...args]`. */
-  readonly logOps: unknown[][];
-  /** Rows left over by compactions, not yet deleted (loading ignores them). */
-  readonly garbageRows: number;
+  /** Batches committed (meta.commits: one per group commit, one per open). */
+  readonly commits: number;
+  readonly agents: readonly string[];
 }
 
 /** What the file holds right now (through a crash copy, see the module comment). */
 export function fileContents(path: string): FileContents {
   const db = new Database(crashCopy(path));
   try {
-    const meta = new Map(
-      (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
-        r.key,
-        Number(r.value),
-      ]),
-    );
-    const count = (sql: string, arg: number) => (db.prepare(sql).pluck().get(arg) as number) ?? 0;
-    const generation = meta.get("generation")!;
-    const base = meta.get("log_base")!;
-    const logOps = (
-      db.prepare("SELECT ops FROM log WHERE id > ? ORDER BY id").pluck().all(base) as string[]
-    ).flatMap((text) => JSON.parse(text) as unknown[][]);
     return {
-      snapshotRows: count("SELECT count(*) FROM snapshot WHERE generation = ?", generation),
-      logRows: count("SELECT count(*) FROM log WHERE id > ?", base),
-      logOps,
-      garbageRows:
-        count("SELECT count(*) FROM snapshot WHERE generation <> ?", generation) +
-        count("SELECT count(*) FROM log WHERE id <= ?", base),
+      commits: Number(db.prepare("SELECT value FROM meta WHERE key = 'commits'").pluck().get()),
+      agents: db.prepare("SELECT id FROM agents ORDER BY id").pluck().all() as string[],
     };
   } finally {
     db.close();

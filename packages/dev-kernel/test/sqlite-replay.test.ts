@@ -1,11 +1,10 @@
-// The SQLite store as a memory store plus a redo log (src/store/durable-memory.ts, sqlite-log.ts):
-// reopening a file replays its snapshot and log into the same observable state as before close,
-// snapshot + log replays like the log alone, and compaction runs at open, at close and while running.
+// The SQLite store's tables hold the whole observable state: a crash copy (what a SIGKILL leaves)
+// and the file reopened after close read exactly as the store did, and the same writes spread over
+// several opens give the same state as in one.
 import { describe, expect, test } from "vitest";
-import { RUN_COMPACT_MIN_CHARS } from "../src/store/durable-memory.js";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import { crashCopy, fileContents, observe, restartState } from "./sqlite-files.js";
+import { crashCopy, observe, restartState } from "./sqlite-files.js";
 import { EXACT, KNOWN, newPath, PHASES, writeAll } from "./sqlite-fixture.js";
 
 describe("replay", () => {
@@ -15,9 +14,8 @@ describe("replay", () => {
     writeAll(store);
     await store.whenDurable();
     const before = observe(store, KNOWN);
-    // The same calls on a memory store give the same state (the SQLite store is that store + a log),
-    // except that the memory store puts approvals restored by an undone delete at the end; the
-    // SQLite store rebuilds from the file instead, so its listing keeps creation order.
+    // The same calls on a memory store give the same state, except that the memory store puts approvals restored by an undone delete at the end; the
+    // SQLite store's rollback restores the row in place, so its listing keeps creation order.
     const memory = new MemoryStore();
     writeAll(memory);
     const byId = (rows: unknown) => [...(rows as { id: string }[])].sort((x, y) => x.id.localeCompare(y.id));
@@ -35,11 +33,9 @@ describe("replay", () => {
     expect(store.getOccurrence("d2", "tool_call", "t", "h")).toBeUndefined();
     expect(store.getAgent("z")).toBeUndefined();
 
-    // Log only (a crash before close), then snapshot only (after close).
-    expect(fileContents(path).snapshotRows).toBe(0);
+    // In the WAL (a crash before close), then checkpointed into the file (after close).
     expect(restartState(path, KNOWN)).toEqual(before);
     store.close();
-    expect(fileContents(path)).toMatchObject({ logRows: 0, snapshotRows: 1 });
     const reopened = new SqliteStore(path);
     expect(observe(reopened, KNOWN)).toEqual(before);
     // Byte-exact, not just equal after parsing.
@@ -51,8 +47,8 @@ describe("replay", () => {
     reopened.close();
   });
 
-  test("snapshot + log replays to the same state as the log alone", async () => {
-    // A: phase 1 compacted into a snapshot (close), phases 2-3 in the log of the reopened file.
+  test("writes spread over two opens give the same state as in one", async () => {
+    // A: phase 1, closed, then phases 2-3 in the reopened file.
     const a = newPath();
     let store = new SqliteStore(a);
     PHASES[0]!(store);
@@ -63,7 +59,7 @@ describe("replay", () => {
     await store.whenDurable();
     const withSnapshot = crashCopy(a);
     store.close();
-    // B: everything in the log.
+    // B: everything in one open.
     const b = newPath();
     store = new SqliteStore(b);
     writeAll(store);
@@ -71,77 +67,9 @@ describe("replay", () => {
     const logOnly = crashCopy(b);
     store.close();
 
-    expect(fileContents(withSnapshot)).toMatchObject({ snapshotRows: 1 });
-    expect(fileContents(withSnapshot).logRows).toBeGreaterThan(0);
-    expect(fileContents(logOnly)).toMatchObject({ snapshotRows: 0 });
     expect(restartState(withSnapshot, KNOWN)).toEqual(restartState(logOnly, KNOWN));
     expect(restartState(logOnly, KNOWN).agents).toEqual([
       { id: "a", webhookUrl: "http://a.test/", secret: "s", registeredAt: 1 },
     ]);
   });
-});
-
-describe("compaction", () => {
-  test("at open, when the log outgrew the snapshot; not when it is smaller", async () => {
-    const path = newPath();
-    const store = new SqliteStore(path);
-    writeAll(store);
-    await store.whenDurable();
-    const crashed = crashCopy(path); // log only: longer than the (empty) snapshot
-    store.close();
-    const reopened = new SqliteStore(crashed);
-    // Compacted while opening, before any close.
-    expect(fileContents(crashed)).toMatchObject({ logRows: 0, snapshotRows: 1 });
-    const state = observe(reopened, KNOWN);
-    // A small write after a big snapshot stays in the log at the next open.
-    reopened.putAgent({ id: "late", webhookUrl: "http://l.test/", secret: "s", registeredAt: 2 });
-    await reopened.whenDurable();
-    const crashedAgain = crashCopy(crashed);
-    reopened.close();
-    const again = new SqliteStore(crashedAgain);
-    expect(fileContents(crashedAgain)).toMatchObject({ logRows: 1, snapshotRows: 1 });
-    expect(observe(again, KNOWN)).toEqual({
-      ...state,
-      agents: [...(state.agents as []), expect.objectContaining({ id: "late" })],
-    });
-    again.close();
-  });
-
-  test("at close", async () => {
-    const path = newPath();
-    const store = new SqliteStore(path);
-    writeAll(store);
-    await store.whenDurable();
-    expect(fileContents(path)).toMatchObject({ logRows: 1, snapshotRows: 0 });
-    const state = observe(store, KNOWN);
-    store.close();
-    expect(fileContents(path)).toMatchObject({ logRows: 0, snapshotRows: 1 });
-    expect(restartState(path, KNOWN)).toEqual(state);
-  });
-
-  test("while running, once the log is long and several times the snapshot", async () => {
-    const path = newPath();
-    const store = new SqliteStore(path);
-    // One agent rewritten with a 1 MiB URL: the log grows, the state does not.
-    const big = "x".repeat(1 << 20);
-    const rounds = Math.ceil(RUN_COMPACT_MIN_CHARS / big.length) + 1;
-    for (let i = 0; i < rounds; i++) {
-      store.putAgent({ id: "a", webhookUrl: `http://${big}/${i}`, secret: "s", registeredAt: i });
-      await store.whenDurable();
-    }
-    // Compaction runs a row per event-loop turn, then deletes the garbage a few rows per turn.
-    for (
-      let turn = 0;
-      turn < 1000 && fileContents(path).garbageRows + fileContents(path).logRows > 1;
-      turn++
-    ) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const contents = fileContents(path);
-    expect(contents.snapshotRows).toBeGreaterThan(0);
-    expect(contents.logRows).toBeLessThan(rounds);
-    expect(contents.garbageRows).toBe(0);
-    expect(restartState(path).agents).toEqual(store.listAgents());
-    store.close();
-  }, 60_000);
 });

@@ -7,7 +7,6 @@ import { afterEach, describe, expect, test } from "vitest";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { DispatchRow, Store } from "../src/store/types.js";
-import { coldReading } from "./cold-store.js";
 import { execution, step } from "./store-rows.js";
 
 const dirs: string[] = [];
@@ -23,14 +22,6 @@ const factories: [string, () => Store][] = [
       const dir = mkdtempSync(join(tmpdir(), "rebuno-store-"));
       dirs.push(dir);
       return new SqliteStore(join(dir, "kernel.db"));
-    },
-  ],
-  [
-    "sqlite-cold",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "rebuno-store-"));
-      dirs.push(dir);
-      return coldReading(join(dir, "kernel.db"));
     },
   ],
 ];

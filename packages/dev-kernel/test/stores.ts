@@ -5,7 +5,6 @@ import { afterAll } from "vitest";
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { Store } from "../src/store/types.js";
-import { coldReading } from "./cold-store.js";
 
 /** A store implementation the kernel suite runs against. */
 export interface StoreFactory {
@@ -34,7 +33,4 @@ export const stores: readonly StoreFactory[] = [
     name: "sqlite",
     create: () => new SqliteStore(tempDb()),
   },
-  // Settled executions leave memory for the cold tables before every read (cold-store.ts), so the
-  // suite reads and writes executions in both tiers.
-  { name: "sqlite-cold", create: () => coldReading(tempDb()) },
 ];

@@ -1,5 +1,5 @@
 /**
- * The read-only export of a `MemoryStore`'s whole state, for snapshots (snapshot.ts): what
+ * The read-only export of a `MemoryStore`'s whole state (sqlite-format3.ts converts files with it): what
  * `MemoryStore.contents()` returns.
  */
 import type {

@@ -39,7 +39,7 @@ export class MemoryStore extends ExecutionTables implements Store {
   close(): void {}
 
   /**
-   * The whole state, for snapshots (see {@link MemoryContents}): the tables as they are now,
+   * The whole state, for converting a redo-log SQLite file (sqlite-format3.ts; see {@link MemoryContents}): the tables as they are now,
    * copied by reference (rows are immutable values), so it stays valid while the store is written.
    */
   contents(): MemoryContents {
@@ -53,30 +53,6 @@ export class MemoryStore extends ExecutionTables implements Store {
       // updateCheckpoint replaces list entries in place: copy the lists.
       checkpoints: Array.from(this.checkpoints.values(), (list) => list.slice()).flat(),
     };
-  }
-
-  // --- whole-execution reads, for the SQLite store's cold tier (cold-bundle.ts) -----------------
-
-  /** Ids of every execution held, in insertion order. */
-  executionIdList(): string[] {
-    return [...this.executions.keys()];
-  }
-
-  /** Every dispatch of the execution (exhausted ones too), in creation order. */
-  executionDispatches(executionId: string): DispatchRow[] {
-    return (this.dispatchesByExecution.get(executionId) ?? []).map((id) => this.dispatches.get(id)!);
-  }
-
-  /** Every approval of the execution (any status), in creation order. */
-  executionApprovals(executionId: string): ApprovalRow[] {
-    const out: ApprovalRow[] = [];
-    for (const a of this.approvals.values()) if (a.executionId === executionId) out.push(a);
-    return out;
-  }
-
-  /** Whether the dispatch has occurrence counters. */
-  hasOccurrences(dispatchId: string): boolean {
-    return this.occurrences.has(dispatchId);
   }
 
   /** Delete the execution and everything that belongs to it (dispatches, approvals, resources…). */

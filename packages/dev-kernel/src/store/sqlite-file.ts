@@ -12,7 +12,7 @@ import { accessSync, constants, linkSync, lstatSync, unlinkSync } from "node:fs"
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { openSqliteDatabase } from "./sqlite-driver.js";
-import { rowSum } from "./sqlite-seal.js";
+import { FORMAT_NAME, FORMAT_VERSION, metaRows, SCHEMA } from "./sqlite-schema.js";
 import {
   describe,
   StoreCorruptError,
@@ -22,50 +22,23 @@ import {
   StoreReadOnlyError,
 } from "./store-errors.js";
 
-/** Value of `meta.format`: tells our files from other SQLite databases. */
-export const FORMAT_NAME = "rebuno-dev-redo-log";
-/**
- * Value of `meta.version` this code writes; it refuses files with a higher one. Version 2 added a
- * checksum to every row, the compaction generation of snapshot rows and the log base (sqlite-log.ts,
- * sqlite-compaction.ts). Version 3 added the cold tables (cold-tier.ts) and the `archive`, `thaw`
- * and `deleteCold` ops; older files are upgraded at open (1 → 2 → 3), which only adds to them.
- */
-export const FORMAT_VERSION = 3;
-
-/** The cold tables (cold-tier.ts; added by format version 3). */
-export const COLD_TABLES = ["cold_execution", "cold_dispatch", "cold_approval"] as const;
-
-/** DDL of the cold tables and their indexes. */
-export const COLD_SCHEMA = `
-CREATE TABLE cold_execution (id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, session TEXT, status TEXT NOT NULL,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, idempotency_key TEXT, parent_id TEXT,
-  row TEXT NOT NULL, bundle TEXT NOT NULL, sum TEXT NOT NULL);
-CREATE INDEX cold_execution_agent ON cold_execution (agent_id, id);
-CREATE INDEX cold_execution_status ON cold_execution (status, id);
-CREATE INDEX cold_execution_session ON cold_execution (session, created_at, id) WHERE session IS NOT NULL;
-CREATE INDEX cold_execution_parent ON cold_execution (parent_id, created_at, id) WHERE parent_id IS NOT NULL;
-CREATE INDEX cold_execution_updated ON cold_execution (updated_at, id);
-CREATE INDEX cold_execution_key ON cold_execution (agent_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
-CREATE TABLE cold_dispatch (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX cold_dispatch_execution ON cold_dispatch (execution_id);
-CREATE TABLE cold_approval (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL,
-  created_at INTEGER NOT NULL, row TEXT NOT NULL);
-CREATE INDEX cold_approval_execution ON cold_approval (execution_id);
-CREATE INDEX cold_approval_created ON cold_approval (created_at);
-`;
-
-/** Tables of the dev kernel's previous, normalized SQLite schema (before the redo log). */
+/** Tables of the dev kernel's first, normalized SQLite schema (before the redo log of formats 1–3). */
 const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occurrences"];
 
-/** Tables and meta rows of a new store (format {@link FORMAT_VERSION}). */
-const SCHEMA = `
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE snapshot (id INTEGER PRIMARY KEY, generation INTEGER NOT NULL, ops TEXT NOT NULL, sum TEXT NOT NULL);
-CREATE TABLE log (id INTEGER PRIMARY KEY, ops TEXT NOT NULL, sum TEXT NOT NULL);
-${COLD_SCHEMA}
-INSERT INTO meta (key, value) VALUES
-  ('format', '${FORMAT_NAME}'), ('version', '${FORMAT_VERSION}'), ('generation', '1'), ('log_base', '0');
-`;
+/** Tables a file of each format must hold. */
+const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
+const FORMAT4_TABLES = [
+  "agents",
+  "executions",
+  "events",
+  "steps",
+  "dispatches",
+  "dispatch_step_counters",
+  "approvals",
+  "api_keys",
+  "resources",
+  "checkpoints",
+];
 
 const READ_ONLY_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 
@@ -135,7 +108,7 @@ function createStoreFile(path: string, nativeBinding: string | undefined): boole
     try {
       db.pragma("journal_mode = WAL"); // what every open expects; kept in the file's header
       db.pragma("synchronous = FULL");
-      db.exec(SCHEMA); // complete on disk when it returns; closing checkpoints it into the file
+      db.exec(SCHEMA + metaRows(randomBytes(16).toString("hex"))); // complete on disk when it returns
     } finally {
       db.close();
     }
@@ -250,14 +223,15 @@ export function checkFormat(db: Database.Database, path: string): number {
         `${FORMAT_VERSION}): upgrade @rebuno/dev-kernel, or point --store at another path`,
     );
   }
-  const expected = version >= 3 ? ["snapshot", "log", ...COLD_TABLES] : ["snapshot", "log"];
+  const expected =
+    version === FORMAT_VERSION ? FORMAT4_TABLES : version === 3 ? FORMAT3_TABLES : ["snapshot", "log"];
   for (const t of expected) {
     if (!tables.includes(t)) throw new StoreFormatError(path, `${path} lacks its ${t} table`);
   }
   return version;
 }
 
-/** SQLite's own structural check of every page (not of row contents: those have their sums). */
+/** SQLite's own structural check of every page (it cannot see a changed value inside a valid row). */
 export function runQuickCheck(db: Database.Database, path: string): void {
   const found = db.pragma("quick_check(5)", { simple: false }) as { quick_check: string }[];
   const problems = found.map((r) => r.quick_check).filter((p) => p !== "ok");
@@ -268,29 +242,4 @@ export function runQuickCheck(db: Database.Database, path: string): void {
         "backup; the file was left as it is",
     );
   }
-}
-
-/** Format 1 had no sums: add them (trusting its rows as they are) and start generation 1. */
-export function upgradeFromVersion1(db: Database.Database): void {
-  db.exec("ALTER TABLE snapshot ADD COLUMN generation INTEGER NOT NULL DEFAULT 1");
-  for (const table of ["snapshot", "log"] as const) {
-    db.exec(`ALTER TABLE ${table} ADD COLUMN sum TEXT`);
-    const ids = db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as number[];
-    const read = db.prepare(`SELECT ops FROM ${table} WHERE id = ?`).pluck();
-    const write = db.prepare(`UPDATE ${table} SET sum = ? WHERE id = ?`);
-    for (const id of ids) write.run(rowSum(table, table === "log" ? 0 : 1, id, read.get(id) as string), id);
-  }
-  db.exec(
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', '1'), ('log_base', '0'), ('version', '2')",
-  );
-}
-
-/**
- * Format 2 kept every execution in memory: add the (empty) cold tables. The executions its
- * snapshot and log hold load into memory as before, and the running store moves the settled ones
- * out as it does with any other (cold-tier.ts).
- */
-export function upgradeFromVersion2(db: Database.Database): void {
-  db.exec(COLD_SCHEMA);
-  db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
 }

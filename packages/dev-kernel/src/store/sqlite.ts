@@ -1,6 +1,19 @@
-import { ConfigurationError } from "@rebuno/protocol";
-import { DurableMemory } from "./durable-memory.js";
-import type { MemoryStore } from "./memory.js";
+import { SqliteTables } from "./sqlite-access.js";
+import type { SqliteStoreOptions } from "./sqlite-connection.js";
+import { copyInto } from "./sqlite-format3.js";
+import {
+  AGENTS,
+  API_KEYS,
+  APPROVALS,
+  CHECKPOINTS,
+  DISPATCHES,
+  EVENTS,
+  EXECUTIONS,
+  RESOURCES,
+  STEPS,
+  toColumns,
+} from "./sqlite-rows.js";
+import { executionListSql, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -18,217 +31,165 @@ import type {
   Store,
 } from "./types.js";
 
-/** Options for {@link SqliteStore}. */
-export interface SqliteStoreOptions {
-  /**
-   * `NORMAL` (default) survives a process crash (SIGKILL) without losing a committed batch: in WAL
-   * mode the log is written before the commit returns, only an OS crash can lose the tail. `FULL`
-   * also fsyncs on every commit, for power-loss durability.
-   */
-  readonly synchronous?: "NORMAL" | "FULL";
-  /**
-   * Run SQLite's `PRAGMA quick_check` over the whole file at open (default true). It reads every
-   * page, about a second per GB: turn it off for very large stores whose disk you trust. Row
-   * checksums and the seal are checked either way.
-   */
-  readonly quickCheck?: boolean;
-  /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
-  readonly nativeBinding?: string;
-  /**
-   * Milliseconds without a write after which a settled execution (terminal, no dispatch that can
-   * run, no pending approval, no running parent or child) leaves memory for the file's cold tables
-   * (default 1000). Reads find it there; a later write brings it back. `Infinity` keeps every
-   * retained execution in memory, as the memory store does.
-   */
-  readonly coldAfterMs?: number;
-}
-
-/** Default of {@link SqliteStoreOptions.coldAfterMs}. */
-export const DEFAULT_COLD_AFTER_MS = 1000;
-
-function byCreation(a: ExecutionRow, b: ExecutionRow): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
+export type { SqliteStoreOptions };
 
 /**
- * {@link Store} on one SQLite file: the memory store plus a durable redo log (durable-memory.ts,
- * sqlite-log.ts), with settled executions moved out of memory into the file's cold tables
- * (cold-tier.ts). Reads of executions in memory are the memory store's and never touch SQLite;
- * reads of cold ones, and listings, merge in the cold tables. Every write is applied to memory
- * (bringing a cold execution back first) and recorded as an op, and the ops of one event-loop turn
- * are appended to the file together. Nothing may be acknowledged before `whenDurable()` resolved.
+ * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that `sqlite3` and any
+ * SQL tool can read. Every write is a statement on those tables; every read an indexed query.
+ * Memory holds SQLite's page cache and two bounded caches, nothing per stored execution. Transactions and group commit are the
+ * connection's (sqlite-connection.ts): nothing may be acknowledged before `whenDurable()` resolved.
  * The file is locked for as long as the store is open (a second store on it fails with
  * `StoreLockedError`).
  */
 export class SqliteStore implements Store {
-  private readonly state: DurableMemory;
+  /** The connection, statements and caches (sqlite-access.ts). */
+  private readonly t: SqliteTables;
 
   constructor(
     readonly path: string,
     options: SqliteStoreOptions = {},
   ) {
-    const synchronous = options.synchronous ?? "NORMAL";
-    if (synchronous !== "NORMAL" && synchronous !== "FULL") {
-      throw new ConfigurationError(
-        `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
-      );
+    this.t = new SqliteTables(path, options);
+    try {
+      if (this.t.file.converted !== undefined) copyInto(this, this.t.file.converted);
+    } catch (err) {
+      throw this.t.file.abandon(err); // nothing of a conversion is committed
     }
-    const coldAfterMs = options.coldAfterMs ?? DEFAULT_COLD_AFTER_MS;
-    if (typeof coldAfterMs !== "number" || Number.isNaN(coldAfterMs) || coldAfterMs < 0) {
-      throw new ConfigurationError(
-        `SqliteStore: coldAfterMs must be a number ≥ 0 (or Infinity), got ${JSON.stringify(coldAfterMs)}`,
-      );
-    }
-    this.state = new DurableMemory(path, {
-      synchronous,
-      quickCheck: options.quickCheck ?? true,
-      nativeBinding: options.nativeBinding,
-      coldAfterMs,
-    });
-  }
-
-  /**
-   * Move every settled execution to the cold tables now, without waiting for its quiet period
-   * (tests, benchmarks, or before a long idle time); returns how many moved. Durable once
-   * `whenDurable()` resolves, like any write.
-   */
-  archiveSettled(): number {
-    return this.state.archiveSettled(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY);
-  }
-
-  /** Memory when the execution is there, else the cold execution's own small store, else memory. */
-  private reader(executionId: string): MemoryStore {
-    const memory = this.state.memory;
-    if (memory.getExecution(executionId) !== undefined || !this.anyCold) return memory;
-    return this.state.cold.store(executionId) ?? memory;
-  }
-
-  /** Whether any execution is cold (else every read is memory's alone). */
-  private get anyCold(): boolean {
-    return this.state.cold.count() > 0;
+    this.t.file.finishOpen();
   }
 
   transaction<T>(fn: () => T): T {
-    return this.state.transaction(fn);
+    return this.t.file.transaction(fn);
   }
 
   whenDurable(): Promise<void> {
-    return this.state.whenDurable();
+    return this.t.file.whenDurable();
   }
 
-  /** Write what is pending, compact, and release the file. Throws if writing failed. Idempotent. */
+  /** Commit what is pending and release the file. Throws if committing failed. Idempotent. */
   close(): void {
-    this.state.close();
+    this.t.file.close();
   }
 
   // --- executions -----------------------------------------------------------------------------
 
   insertExecution(row: ExecutionRow): void {
-    this.state.apply(["insertExecution", row]);
+    this.t.put(this.t.executions, row.id, this.t.q.insertExecution, EXECUTIONS, row, undefined);
   }
 
   updateExecution(row: ExecutionRow): void {
-    this.state.apply(["updateExecution", row]);
+    this.t.put(this.t.executions, row.id, this.t.q.updateExecution, EXECUTIONS, row, `execution ${row.id}`);
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return this.state.memory.getExecution(id) ?? (this.anyCold ? this.state.cold.execution(id) : undefined);
+    return this.t.read(this.t.executions, id, this.t.q.getExecution, EXECUTIONS, id);
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return (
-      this.state.memory.findExecutionByIdempotencyKey(agentId, idempotencyKey) ??
-      (this.anyCold ? this.state.cold.findByIdempotencyKey(agentId, idempotencyKey) : undefined)
-    );
+    return this.t.one(this.t.q.executionByKey, EXECUTIONS, agentId, idempotencyKey);
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
-    const hot = this.state.memory.listExecutions(query);
-    if (!this.anyCold) return hot;
-    const all = [...hot, ...this.state.cold.listExecutions(query)];
-    return all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, query.limit);
+    const [sql, args] = executionListSql(query);
+    return this.t.all(this.t.q.cached(sql), EXECUTIONS, ...args);
   }
 
   countExecutions(): number {
-    return this.state.memory.countExecutions() + this.state.cold.count();
+    return this.t.q.countExecutions.pluck().get() as number;
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    const hot = this.state.memory.listSessionExecutions(session);
-    if (!this.anyCold) return hot;
-    // Sorted: an execution brought back from the cold tier was appended to memory's index.
-    return [...this.state.cold.listSessionExecutions(session), ...hot].sort(byCreation);
+    return this.t.all(this.t.q.sessionExecutions, EXECUTIONS, session);
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
-    const hot = this.state.memory.listChildExecutions(parentId);
-    if (!this.anyCold) return hot;
-    return [...this.state.cold.listChildExecutions(parentId), ...hot].sort(byCreation);
+    return this.t.all(this.t.q.childExecutions, EXECUTIONS, parentId);
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.state.memory.listExecutionsPastDeadline(now);
+    return this.t.all(this.t.q.pastDeadline, EXECUTIONS, now);
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
-    return this.state.memory.listUnsettledSubagents();
+    return this.t.all(this.t.q.unsettledSubagents, EXECUTIONS);
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    const hot = this.state.memory.listTerminalExecutionsBefore(cutoff, limit);
-    if (!this.anyCold) return hot;
-    const all = [...this.state.cold.listTerminalExecutionsBefore(cutoff, limit), ...hot];
-    return all.sort((a, b) => a.updatedAt - b.updatedAt).slice(0, limit);
+    return this.t.all(this.t.q.terminalBefore, EXECUTIONS, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
-    this.state.apply(["deleteExecution", id]);
+    this.t.file.write(() => {
+      for (const stmt of this.t.q.deleteExecution) stmt.run(id);
+    });
+    this.t.executions.set(id, null);
+    this.t.lastSeqs.set(id, 0);
+    this.t.steps.clear(); // keyed by step and dispatch: rare enough to drop them all
+    this.t.dispatches.clear();
   }
 
   // --- events ---------------------------------------------------------------------------------
 
   appendEvent(executionId: string, type: string, payloadJson: string, occurredAt: number): number {
-    return this.state.apply(["appendEvent", executionId, type, payloadJson, occurredAt])!;
+    return this.t.file.write(() => {
+      const seq = this.lastEventSeq(executionId) + 1;
+      this.t.q.insertEvent.run(executionId, seq, type, payloadJson, occurredAt);
+      this.t.lastSeqs.set(executionId, seq);
+      return seq;
+    });
   }
 
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.reader(executionId).listEvents(executionId, afterSeq, limit);
+    return this.t.all(this.t.q.listEvents, EVENTS, executionId, afterSeq, limit);
   }
 
   lastEventSeq(executionId: string): number {
-    return this.reader(executionId).lastEventSeq(executionId);
+    let seq = this.t.lastSeqs.get(executionId);
+    if (seq === undefined) {
+      seq = this.t.q.lastEventSeq.get(executionId) as number;
+      this.t.lastSeqs.set(executionId, seq);
+    }
+    return seq;
   }
 
   // --- steps ----------------------------------------------------------------------------------
 
   insertStep(row: StepRow): void {
-    this.state.apply(["insertStep", row]);
+    this.t.put(this.t.steps, `${row.executionId}\n${row.stepId}`, this.t.q.insertStep, STEPS, row, undefined);
   }
 
   updateStep(row: StepRow): void {
-    this.state.apply(["updateStep", row]);
+    const key = `${row.executionId}\n${row.stepId}`;
+    this.t.put(this.t.steps, key, this.t.q.updateStep, STEPS, row, `step ${row.stepId}`);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.reader(executionId).getStep(executionId, stepId);
+    return this.t.read(
+      this.t.steps,
+      `${executionId}\n${stepId}`,
+      this.t.q.getStep,
+      STEPS,
+      executionId,
+      stepId,
+    );
   }
 
   listSteps(executionId: string): StepRow[] {
-    return this.reader(executionId).listSteps(executionId);
+    return this.t.all(this.t.q.listSteps, STEPS, executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    return this.reader(executionId).listStepsWithStatus(executionId, statuses);
+    return this.t.all(this.t.q.cached(stepsWithStatusSql(statuses.length)), STEPS, executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.reader(executionId).listFailedStepsForCall(executionId, kind, target, argsHash);
+    return this.t.all(this.t.q.failedForCall, STEPS, executionId, kind, target, argsHash);
   }
 
   // --- occurrence counters --------------------------------------------------------------------
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
-    return this.state.memory.getOccurrence(dispatchId, kind, target, argsHash);
+    return this.t.q.getOccurrence.get(dispatchId, kind, target, argsHash) as number | undefined;
   }
 
   setOccurrence(
@@ -238,142 +199,149 @@ export class SqliteStore implements Store {
     argsHash: string,
     consumed: number,
   ): void {
-    this.state.apply(["setOccurrence", dispatchId, kind, target, argsHash, consumed]);
+    this.t.file.write(() => this.t.q.setOccurrence.run(dispatchId, kind, target, argsHash, consumed));
   }
 
   clearOccurrences(dispatchId: string): void {
-    this.state.apply(["clearOccurrences", dispatchId]);
+    this.t.file.write(() => this.t.q.clearOccurrences.run(dispatchId));
   }
 
   // --- dispatches -----------------------------------------------------------------------------
 
   insertDispatch(row: DispatchRow): void {
-    this.state.apply(["insertDispatch", row]);
+    this.t.put(this.t.dispatches, row.id, this.t.q.insertDispatch, DISPATCHES, row, undefined);
   }
 
   updateDispatch(row: DispatchRow): void {
-    this.state.apply(["updateDispatch", row]);
+    this.t.file.write(() => {
+      this.t.put(this.t.dispatches, row.id, this.t.q.updateDispatch, DISPATCHES, row, `dispatch ${row.id}`);
+      // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
+      if (row.status === "exhausted") this.t.q.clearOccurrences.run(row.id);
+    });
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    const hot = this.state.memory.getDispatch(id);
-    if (hot !== undefined || !this.anyCold) return hot;
-    const owner = this.state.cold.dispatchOwner(id);
-    return owner === undefined ? undefined : this.state.cold.store(owner)?.getDispatch(id);
+    return this.t.read(this.t.dispatches, id, this.t.q.getDispatch, DISPATCHES, id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.reader(executionId).listActiveDispatches(executionId);
+    return this.t.all(this.t.q.activeDispatches, DISPATCHES, executionId);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.state.memory.listDueDispatches(now, limit);
+    return this.t.all(this.t.q.dueDispatches, DISPATCHES, now, limit);
   }
 
   nextDispatchDueAt(): number | undefined {
-    return this.state.memory.nextDispatchDueAt();
+    return (this.t.q.nextDue.get() as number | null) ?? undefined;
   }
 
   listExpiredLeases(now: number): DispatchRow[] {
-    return this.state.memory.listExpiredLeases(now);
+    return this.t.all(this.t.q.expiredLeases, DISPATCHES, now);
   }
 
   // --- approvals ------------------------------------------------------------------------------
 
   insertApproval(row: ApprovalRow): void {
-    this.state.apply(["insertApproval", row]);
+    this.t.file.write(() => this.t.q.insertApproval.run(toColumns(APPROVALS, row)));
   }
 
   updateApproval(row: ApprovalRow): void {
-    this.state.apply(["updateApproval", row]);
+    this.t.update(this.t.q.updateApproval, toColumns(APPROVALS, row), `approval ${row.id}`);
   }
 
   getApproval(id: string): ApprovalRow | undefined {
-    return this.state.memory.getApproval(id) ?? (this.anyCold ? this.state.cold.approval(id) : undefined);
+    return this.t.one(this.t.q.getApproval, APPROVALS, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
-    const hot = this.state.memory.listApprovals(status);
-    if (!this.anyCold) return hot;
-    // Stable sort: equal times keep cold (older) first, then memory's creation order.
-    return [...this.state.cold.listApprovals(status), ...hot].sort((a, b) => a.createdAt - b.createdAt);
+    return status === undefined
+      ? this.t.all(this.t.q.allApprovals, APPROVALS)
+      : this.t.all(this.t.q.approvalsWithStatus, APPROVALS, status);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.reader(executionId).listPendingApprovals(executionId);
+    return this.t.all(this.t.q.pendingApprovals, APPROVALS, executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.reader(executionId).findPendingApprovalForStep(executionId, stepId);
+    return this.t.one(this.t.q.pendingApprovalForStep, APPROVALS, executionId, stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.state.memory.listExpiredApprovals(now);
+    return this.t.all(this.t.q.expiredApprovals, APPROVALS, now);
   }
 
   // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
-    this.state.apply(["putAgent", row]);
+    this.t.put(this.t.agents, row.id, this.t.q.putAgent, AGENTS, row, undefined);
   }
 
   getAgent(id: string): AgentRow | undefined {
-    return this.state.memory.getAgent(id);
+    return this.t.read(this.t.agents, id, this.t.q.getAgent, AGENTS, id);
   }
 
   listAgents(): AgentRow[] {
-    return this.state.memory.listAgents();
+    return this.t.all(this.t.q.listAgents, AGENTS);
   }
 
   deleteAgent(id: string): void {
-    this.state.apply(["deleteAgent", id]);
+    this.t.file.write(() => this.t.q.deleteAgent.run(id));
+    this.t.agents.set(id, null);
   }
 
   // --- api keys -------------------------------------------------------------------------------
 
   insertApiKey(row: ApiKeyRow): void {
-    this.state.apply(["insertApiKey", row]);
+    this.t.file.write(() => this.t.q.insertApiKey.run(toColumns(API_KEYS, row)));
   }
 
   updateApiKey(row: ApiKeyRow): void {
-    this.state.apply(["updateApiKey", row]);
+    this.t.update(this.t.q.updateApiKey, toColumns(API_KEYS, row), `api key ${row.id}`);
   }
 
   getApiKey(id: string): ApiKeyRow | undefined {
-    return this.state.memory.getApiKey(id);
+    return this.t.one(this.t.q.getApiKey, API_KEYS, id);
   }
 
   findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.state.memory.findApiKeyByTokenHash(tokenHash);
+    return this.t.one(this.t.q.apiKeyByHash, API_KEYS, tokenHash);
   }
 
   listApiKeys(): ApiKeyRow[] {
-    return this.state.memory.listApiKeys();
+    return this.t.all(this.t.q.listApiKeys, API_KEYS);
   }
 
   // --- resources and checkpoints ---------------------------------------------------------------
 
   putResource(row: ResourceRow): void {
-    this.state.apply(["putResource", row]);
+    this.t.file.write(() => this.t.q.putResource.run(toColumns(RESOURCES, row)));
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.reader(executionId).getResource(executionId, key);
+    return this.t.one(this.t.q.getResource, RESOURCES, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return this.reader(executionId).listResources(executionId);
+    return this.t.all(this.t.q.listResources, RESOURCES, executionId);
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
-    return this.state.apply(["insertCheckpoint", row])!;
+    return this.t.file.write(() => {
+      const seq = (this.t.q.lastCheckpointSeq.get(row.executionId, row.key) as number) + 1;
+      this.t.q.insertCheckpoint.run(toColumns(CHECKPOINTS, { ...row, seq }));
+      return seq;
+    });
   }
 
   updateCheckpoint(row: CheckpointRow): void {
-    this.state.apply(["updateCheckpoint", row]);
+    this.t.update(this.t.q.updateCheckpoint, toColumns(CHECKPOINTS, row), `checkpoint ${row.key}#${row.seq}`);
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
-    return this.reader(executionId).listCheckpoints(executionId, key);
+    return key === undefined
+      ? this.t.all(this.t.q.allCheckpoints, CHECKPOINTS, executionId)
+      : this.t.all(this.t.q.keyCheckpoints, CHECKPOINTS, executionId, key);
   }
 }

@@ -1,16 +1,16 @@
-// Child process of sqlite-cold-crash.test.ts: writes executions to a SQLite store with the cold
-// tier on (archived at once, brought back by late writes, deleted while cold) and prints `ack N`
-// once iteration N is durable, until it is killed.
+// Child process of sqlite-crash.test.ts: writes executions to a SQLite store (created, completed,
+// later given a late event, deleted) and prints `ack N` once iteration N is durable, until it is
+// killed.
 import { SqliteStore } from "../src/store/sqlite.js";
-import { coldPlan } from "./cold-crash-plan.js";
+import { crashPlan } from "./crash-plan.js";
 import { execution, step } from "./store-rows.js";
 
 const [path, startText] = process.argv.slice(2);
-const store = new SqliteStore(path!, { coldAfterMs: 0 });
+const store = new SqliteStore(path!);
 
 async function run(): Promise<void> {
   for (let i = Number(startText); i < 1_000_000; i++) {
-    const plan = coldPlan(i);
+    const plan = crashPlan(i);
     store.transaction(() => {
       store.insertExecution(execution(plan.id, { createdAt: i }));
       store.appendEvent(plan.id, "execution.created", `{"i":${i}.0}`, i);
@@ -23,10 +23,9 @@ async function run(): Promise<void> {
     });
     if (plan.late !== undefined) store.appendEvent(plan.late, "late", `{"from":${i}}`, i);
     if (plan.remove !== undefined) store.deleteExecution(plan.remove);
-    if (i % 4 === 0) store.archiveSettled();
     await store.whenDurable();
     process.stdout.write(`ack ${i}\n`);
-    if (i % 8 === 0) await new Promise((r) => setTimeout(r, 1)); // let the sweep run too
+    if (i % 8 === 0) await new Promise((r) => setTimeout(r, 1)); // let timers interleave with commits
   }
 }
 

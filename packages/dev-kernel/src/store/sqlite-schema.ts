@@ -1,0 +1,92 @@
+/**
+ * The SQLite store's tables. Named and shaped after the real kernel's PostgreSQL schema
+ * (migrations/001_initial.sql of the Go kernel: agents, executions, events, steps, approvals,
+ * dispatches, dispatch_step_counters) wherever the concept is the same, so that a query written
+ * against one runs on the other; the columns the newer protocol added (sessions, forks, tokens,
+ * resources and checkpoints, API keys) are extra columns and tables. JSON values are stored as the
+ * exact text received (TEXT, never parsed: `1.0` and big integers come back byte-exact), times as
+ * Unix epoch milliseconds (INTEGER), booleans as 0/1.
+ *
+ * The per-execution tables (events, steps) are clustered by execution (WITHOUT ROWID, keyed by
+ * execution and seq or step id): a commit writes one page per execution it touched per table,
+ * and reading an execution's log or steps reads its own pages only.
+ *
+ * No foreign keys: the kernel deletes an execution's rows itself (`deleteExecution`) and may append
+ * events before an execution row exists.
+ */
+
+/**
+ * Value of `meta.format`. The name dates from the redo-log design (formats 1–3); it is kept so that
+ * an older rebuno-dev opening a newer file says "written by a newer rebuno-dev" instead of "not a
+ * rebuno-dev store".
+ */
+export const FORMAT_NAME = "rebuno-dev-redo-log";
+/** `meta.version` this code writes: 4 = plain tables. 1–3 (the redo log) are converted at open. */
+export const FORMAT_VERSION = 4;
+
+const TERMINAL = "('completed', 'failed', 'cancelled')";
+
+/** Every table and index of format {@link FORMAT_VERSION}. */
+export const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE agents (id TEXT PRIMARY KEY, webhook_url TEXT NOT NULL, secret TEXT NOT NULL, policy_bundle TEXT,
+  registered_at INTEGER NOT NULL, lease_timeout_seconds REAL, description TEXT, input_schema TEXT, output_schema TEXT);
+CREATE TABLE executions (id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, agent_version TEXT, input TEXT NOT NULL,
+  status TEXT NOT NULL, output TEXT, state TEXT, failure_reason TEXT, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, deadline_at INTEGER, session TEXT, parent_execution_id TEXT, idempotency_key TEXT,
+  spawned_by_execution_id TEXT, spawned_by_step_id TEXT, forked_from TEXT, fork_seq INTEGER, restoration TEXT,
+  policy_bundle TEXT, rate_limit_parked INTEGER NOT NULL, tokens_used INTEGER NOT NULL, on_behalf_of TEXT);
+CREATE INDEX executions_agent_id_idx ON executions (agent_id, id);
+CREATE INDEX executions_status_idx ON executions (status, id);
+CREATE INDEX executions_session_idx ON executions (session, created_at, id) WHERE session IS NOT NULL;
+CREATE INDEX executions_spawned_by_idx ON executions (spawned_by_execution_id, created_at, id)
+  WHERE spawned_by_execution_id IS NOT NULL;
+CREATE INDEX executions_idempotency_idx ON executions (agent_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX executions_deadline_idx ON executions (deadline_at)
+  WHERE deadline_at IS NOT NULL AND status NOT IN ${TERMINAL};
+CREATE INDEX executions_terminal_idx ON executions (updated_at) WHERE status IN ${TERMINAL};
+CREATE TABLE events (execution_id TEXT NOT NULL, event_seq INTEGER NOT NULL, type TEXT NOT NULL,
+  payload TEXT NOT NULL, occurred_at INTEGER NOT NULL, PRIMARY KEY (execution_id, event_seq)) WITHOUT ROWID;
+CREATE TABLE steps (execution_id TEXT NOT NULL, step_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+  args_hash TEXT NOT NULL, occurrence INTEGER NOT NULL, status TEXT NOT NULL, idempotency TEXT NOT NULL,
+  args TEXT, result TEXT, error TEXT, resources TEXT NOT NULL, input_tokens INTEGER, output_tokens INTEGER,
+  created_at INTEGER NOT NULL, started_at INTEGER, completed_at INTEGER, PRIMARY KEY (execution_id, step_id))
+  WITHOUT ROWID;
+CREATE INDEX steps_status_idx ON steps (execution_id, status);
+CREATE INDEX steps_failed_call_idx ON steps (execution_id, kind, target, args_hash) WHERE status = 'failed';
+CREATE TABLE dispatches (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL,
+  attempt INTEGER NOT NULL, max_attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, locked_by TEXT,
+  locked_at INTEGER, lease_ms INTEGER NOT NULL, created_at INTEGER NOT NULL);
+CREATE INDEX dispatches_execution_idx ON dispatches (execution_id);
+CREATE INDEX dispatches_due_idx ON dispatches (next_attempt_at) WHERE status IN ('pending', 'failed');
+CREATE INDEX dispatches_in_flight_idx ON dispatches (locked_at) WHERE status = 'in_flight';
+CREATE TABLE dispatch_step_counters (dispatch_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+  args_hash TEXT NOT NULL, consumed INTEGER NOT NULL, PRIMARY KEY (dispatch_id, kind, target, args_hash))
+  WITHOUT ROWID;
+CREATE TABLE approvals (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, step_id TEXT NOT NULL,
+  status TEXT NOT NULL, approvers TEXT, message TEXT, timeout_at INTEGER NOT NULL, decided_by TEXT,
+  decided_at INTEGER, rationale TEXT, created_at INTEGER NOT NULL);
+CREATE INDEX approvals_execution_idx ON approvals (execution_id);
+CREATE INDEX approvals_pending_timeout_idx ON approvals (status, timeout_at) WHERE status = 'pending';
+CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, scopes TEXT NOT NULL,
+  token_hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, rotated_at INTEGER, revoked_at INTEGER);
+CREATE TABLE resources (execution_id TEXT NOT NULL, key TEXT NOT NULL, driver_id TEXT NOT NULL,
+  configuration TEXT NOT NULL, configuration_hash TEXT NOT NULL, coverage_reuse INTEGER NOT NULL,
+  every_steps INTEGER NOT NULL, on_completion INTEGER NOT NULL, generation INTEGER NOT NULL, count INTEGER NOT NULL,
+  registered_seq INTEGER NOT NULL, binding TEXT, checkpoint_ref TEXT, UNIQUE (execution_id, key));
+CREATE TABLE checkpoints (execution_id TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL,
+  generation INTEGER NOT NULL, checkpoint_ref TEXT NOT NULL, covered_seq INTEGER NOT NULL, invalidated_seq INTEGER,
+  UNIQUE (execution_id, key, seq));
+`;
+
+/**
+ * The meta rows of a new file: `commits` counts committed batches (the seal file, sqlite-seal.ts,
+ * compares it), `store_id` tells this file from another one put in its place.
+ */
+export function metaRows(storeId: string): string {
+  return `INSERT INTO meta (key, value) VALUES ('format', '${FORMAT_NAME}'), ('version', '${FORMAT_VERSION}'),
+  ('store_id', '${storeId}'), ('commits', '0');`;
+}
+
+/** The terminal execution statuses as an SQL list (the partial indexes above use the same text). */
+export const TERMINAL_SQL = TERMINAL;
