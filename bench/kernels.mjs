@@ -11,7 +11,7 @@
 //   go-dev      the Go kernel's `rebuno dev` (in memory), agent and client with protocol "legacy"
 //   go-server   the Go kernel's `rebuno server` on a throwaway PostgreSQL cluster
 // The Go rows need Go, the kernel source (REBUNO_KERNEL_SRC, default ../shared/rebuno-kernel) and,
-// for go-server, PostgreSQL's initdb/postgres (scripts/real-kernel.mjs builds and starts them);
+// for go-server, PostgreSQL's initdb/postgres (verify/real-kernel/lib/go-kernel.mjs builds and starts them);
 // when one is missing the row is skipped with the reason, the others still run.
 // Figures per kernel: per-step latency p50/p99 at c=1, c=10 and c=50 (timed in the handler around each
 // tool call), executions/s at c=50 (first create → last handler return: Go's dispatcher claims at
@@ -161,9 +161,9 @@ async function devKernelRow(sdk, Client, name, storeSpec) {
   }
 }
 
-/** `rebuno dev` or `rebuno server`; throws SetupError (from real-kernel.mjs) when it cannot run. */
+/** `rebuno dev` or `rebuno server`; throws SetupError (from go-kernel.mjs) when it cannot run. */
 async function goKernelRow(sdk, Client, name) {
-  const rk = await import("../scripts/real-kernel.mjs");
+  const rk = await import("../verify/real-kernel/lib/go-kernel.mjs");
   const bin = rk.buildKernel({ log: (m) => console.error(m) });
   const agentId = `bench-b12-${name}`;
   const port = await freePort();
@@ -195,7 +195,7 @@ async function goKernelRow(sdk, Client, name) {
 async function main() {
   const sdk = await import("@rebuno/sdk");
   const { Client } = await import("@rebuno/client");
-  const { SetupError } = await import("../scripts/real-kernel.mjs");
+  const { SetupError } = await import("../verify/real-kernel/lib/go-kernel.mjs");
   const sqliteDir = mkdtempSync(join(tmpdir(), "bench-b12-"));
   const subjects = [
     ["memory", () => devKernelRow(sdk, Client, "memory", "memory")],

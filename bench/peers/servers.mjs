@@ -1,6 +1,6 @@
 // The server process of each system, on loopback, started by bench/peers.mjs: our dev kernel as
 // the real `rebuno-dev` command, the Restate server binary from npm, and PostgreSQL 15 (the
-// throwaway cluster of scripts/real-kernel.mjs, here with fsync on) for DBOS.
+// throwaway cluster of verify/real-kernel/lib/go-kernel.mjs, here with fsync on) for DBOS.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -141,7 +141,7 @@ export async function startRestate() {
 
 /** PostgreSQL with fsync on (its default durability) for DBOS's system database. */
 export async function startPostgresForDbos() {
-  const rk = await import("../../scripts/real-kernel.mjs");
+  const rk = await import("../../verify/real-kernel/lib/go-kernel.mjs");
   const pg = await rk.startPostgres({ durable: true });
   const postmaster = await findPostmaster(pg.port);
   return { pid: postmaster, config: { databaseUrl: pg.url.replace("/postgres?", "/b14?") }, stop: pg.stop };

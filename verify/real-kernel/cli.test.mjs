@@ -8,8 +8,8 @@ import { EXIT } from "@rebuno/cli";
 import { parseRecording } from "@rebuno/protocol";
 import { bundleCli, freePort } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startGoDev } from "../../scripts/real-kernel.mjs";
 import { startAgentProcess } from "./lib/agent-process.mjs";
+import { startGoDev } from "./lib/go-kernel.mjs";
 
 const SECRET = "cli-agent-secret-0123456789";
 const POLICY = `default_action: allow

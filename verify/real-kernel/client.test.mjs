@@ -4,7 +4,7 @@
 import { Client } from "@rebuno/client";
 import { ConfigurationError, NotFoundError, NotSupportedByKernel, Terminated } from "@rebuno/protocol";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startGoDev } from "../../scripts/real-kernel.mjs";
+import { startGoDev } from "./lib/go-kernel.mjs";
 
 let go;
 const quiet = { warn() {}, error() {}, debug() {} };

@@ -8,7 +8,7 @@ import { Client } from "@rebuno/client";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildConsole } from "../../packages/console/scripts/build.mjs";
-import { startGoServer, startPostgres } from "../../scripts/real-kernel.mjs";
+import { startGoServer, startPostgres } from "./lib/go-kernel.mjs";
 
 const CHROMIUM = process.env.REBUNO_CHROMIUM ?? "/usr/bin/chromium";
 const TOKEN = "console-real-kernel-token-5d1e";

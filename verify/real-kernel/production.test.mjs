@@ -10,8 +10,8 @@ import { Client } from "@rebuno/client";
 import { startDevKernel } from "@rebuno/dev-kernel";
 import { freePort } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startGoServer, startPostgres } from "../../scripts/real-kernel.mjs";
 import { startAgentProcess } from "./lib/agent-process.mjs";
+import { startGoServer, startPostgres } from "./lib/go-kernel.mjs";
 import { startRoundRobinProxy } from "./lib/proxy.mjs";
 
 const EXECUTIONS = 200;

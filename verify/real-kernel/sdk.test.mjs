@@ -4,8 +4,8 @@ import { createServer } from "node:http";
 import { Client } from "@rebuno/client";
 import { freePort } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startGoDev } from "../../scripts/real-kernel.mjs";
 import { startAgentProcess } from "./lib/agent-process.mjs";
+import { startGoDev } from "./lib/go-kernel.mjs";
 
 const LEASE_S = 4;
 const SECRET = "sdk-agent-secret-0123456789";

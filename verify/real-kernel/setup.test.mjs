@@ -1,12 +1,15 @@
-// scripts/real-kernel.mjs stops with a message saying what to install or set when the kernel
-// source, Go or PostgreSQL is missing (and prints the summary line CI reads).
+// scripts/real-kernel.mjs (and the library under it, lib/go-kernel.mjs) stops with a message saying
+// what to install or set when the kernel source, Go or PostgreSQL is missing (and prints the summary
+// line CI reads).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
 
 const script = path.resolve("scripts/real-kernel.mjs");
+const library = fileURLToPath(new URL("./lib/go-kernel.mjs", import.meta.url));
 const tmp = mkdtempSync(path.join(os.tmpdir(), "rk-setup-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -35,7 +38,7 @@ test("no PostgreSQL: says what to install or set", async () => {
     [
       "--input-type=module",
       "-e",
-      `import { startPostgres } from ${JSON.stringify(script)}; await startPostgres();`,
+      `import { startPostgres } from ${JSON.stringify(library)}; await startPostgres();`,
     ],
     { encoding: "utf8", env: { ...process.env, PG_BIN: path.join(tmp, "no-pg") } },
   );

@@ -16,7 +16,7 @@ export const OUT_DIR = path.join(ROOT, "verify/interop/.out");
 // Override to run another launcher with the same CLI (`--config`, `--listen`, `--store`).
 const DEV_KERNEL_BIN = process.env.INTEROP_DEV_KERNEL_BIN ?? REBUNO_DEV_BIN;
 // INTEROP_KERNEL=go runs the real Go kernel instead (`rebuno dev --listen-addr … --config …`, built
-// from REBUNO_KERNEL_SRC by scripts/real-kernel.mjs). It is the older protocol generation: our
+// from REBUNO_KERNEL_SRC by verify/real-kernel/lib/go-kernel.mjs). It is the older protocol generation: our
 // client and TS agents are set to `legacy`; the Python SDK has no such setting and gets 401s.
 const GO_KERNEL = process.env.INTEROP_KERNEL === "go";
 
@@ -32,7 +32,9 @@ export async function loadPackages() {
 
 /** The Go kernel binary, built (or reused from the cache) from REBUNO_KERNEL_SRC. */
 async function goKernelBin() {
-  const { buildKernel } = await import(pathToFileURL(path.join(ROOT, "scripts/real-kernel.mjs")).href);
+  const { buildKernel } = await import(
+    pathToFileURL(path.join(ROOT, "verify/real-kernel/lib/go-kernel.mjs")).href
+  );
   return buildKernel();
 }
 

@@ -1,6 +1,6 @@
 // Runs SCENARIOS against our dev kernel and the Go kernel (`rebuno dev`) side by side and returns
 // both normalised transcripts plus every label whose observations differ.
-import { startGoDev } from "../../../scripts/real-kernel.mjs";
+import { startGoDev } from "./go-kernel.mjs";
 import { normaliser, startReceiver, World } from "./raw.mjs";
 import { SCENARIOS, stepIdCheck } from "./scenarios.mjs";
 
