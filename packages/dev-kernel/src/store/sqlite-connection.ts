@@ -32,7 +32,7 @@ import {
   runQuickCheck,
 } from "./sqlite-file.js";
 import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
-import { FORMAT_VERSION, metaRows, SCHEMA } from "./sqlite-schema.js";
+import { FORMAT_VERSION, FORMAT4_TO_5, metaRows, SCHEMA } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
@@ -177,7 +177,10 @@ export class SqliteConnection {
     this.open = true;
     if (options.quickCheck) runQuickCheck(db, path);
     let converted: MemoryStore | undefined;
-    if (version < FORMAT_VERSION) {
+    if (version === 4) {
+      db.exec(FORMAT4_TO_5);
+      this.writes = 1;
+    } else if (version < FORMAT_VERSION) {
       converted = readFormat3(db, path, version, this.seal);
       // Kept until the converted file is committed (finishOpen).
       this.backup = `${path}.format${version}-backup`;

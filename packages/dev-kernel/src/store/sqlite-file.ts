@@ -223,8 +223,7 @@ export function checkFormat(db: Database.Database, path: string): number {
         `${FORMAT_VERSION}): upgrade @rebuno/dev-kernel, or point --store at another path`,
     );
   }
-  const expected =
-    version === FORMAT_VERSION ? FORMAT4_TABLES : version === 3 ? FORMAT3_TABLES : ["snapshot", "log"];
+  const expected = version >= 4 ? FORMAT4_TABLES : version === 3 ? FORMAT3_TABLES : ["snapshot", "log"];
   for (const t of expected) {
     if (!tables.includes(t)) throw new StoreFormatError(path, `${path} lacks its ${t} table`);
   }
