@@ -27,18 +27,7 @@ const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occur
 
 /** Tables a file of each format must hold. */
 const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
-const FORMAT4_TABLES = [
-  "agents",
-  "executions",
-  "events",
-  "steps",
-  "dispatches",
-  "dispatch_step_counters",
-  "approvals",
-  "api_keys",
-  "resources",
-  "checkpoints",
-];
+const FORMAT4_TABLES = [...SCHEMA.matchAll(/CREATE TABLE (\w+)/g)].map((m) => m[1]!);
 
 const READ_ONLY_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 

@@ -32,7 +32,8 @@ export const FORMAT_NAME = "rebuno-dev-redo-log";
  */
 export const FORMAT_VERSION = 5;
 
-const TERMINAL = "('completed', 'failed', 'cancelled')";
+/** The terminal execution statuses as an SQL list (the partial indexes and their queries share it). */
+export const TERMINAL = "('completed', 'failed', 'cancelled')";
 
 /** Every table and index of format {@link FORMAT_VERSION}. */
 export const SCHEMA = `
@@ -100,6 +101,3 @@ export function metaRows(storeId: string): string {
   return `INSERT INTO meta (key, value) VALUES ('format', '${FORMAT_NAME}'), ('version', '${FORMAT_VERSION}'),
   ('store_id', '${storeId}'), ('commits', '0');`;
 }
-
-/** The terminal execution statuses as an SQL list (the partial indexes above use the same text). */
-export const TERMINAL_SQL = TERMINAL;

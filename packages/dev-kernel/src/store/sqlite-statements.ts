@@ -15,7 +15,7 @@ import {
   STEPS,
   type TableSpec,
 } from "./sqlite-rows.js";
-import { TERMINAL_SQL as terminal } from "./sqlite-schema.js";
+import { TERMINAL as terminal } from "./sqlite-schema.js";
 import type { ExecutionListQuery } from "./types.js";
 
 const names = (t: TableSpec): string[] => t.map((c) => c.column);
