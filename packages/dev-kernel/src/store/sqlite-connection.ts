@@ -4,8 +4,8 @@
  * transactions with group commit.
  *
  * Group commit: the first transaction of an event-loop turn opens one SQLite transaction (`BEGIN`);
- * each store transaction is a savepoint inside it (a throw rolls back to it, undoing exactly that
- * transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
+ * each store transaction that writes is a savepoint inside it (a throw rolls back to it, undoing
+ * exactly that transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
  * that arrived together ran, or as soon as it holds {@link GROUP_COMMIT_MAX} store transactions.
  * Until then the writes are visible (same connection) but not durable, so nothing may be
  * acknowledged before `whenDurable()` resolves: the HTTP core awaits it before any answer, the
@@ -93,8 +93,10 @@ export class SqliteConnection {
   /** Store transactions of the batch that wrote; 0 = the batch wrote nothing. */
   private writes = 0;
   private depth = 0;
-  /** Whether the current store transaction wrote. */
+  /** Whether the current store transaction wrote (and, unless it opened the batch, holds a savepoint). */
   private wrote = false;
+  /** Whether the current store transaction opened the batch (`BEGIN`): undoing it is undoing the batch. */
+  private first = false;
   private scheduled = false;
   private waiting: Deferred | undefined;
   /**
@@ -238,13 +240,15 @@ export class SqliteConnection {
     if (this.depth > 0) return fn();
     if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
-    // The first transaction of a batch needs no savepoint: undoing it is undoing the batch.
+    // The first transaction of a batch needs no savepoint (undoing it is undoing the batch); a later
+    // one takes it at its first write (write()): one that only reads has nothing to undo.
     const first = !this.open;
     if (first) {
       this.sql.begin.run();
       this.open = true;
       this.schedule();
-    } else this.sql.savepoint.run();
+    }
+    this.first = first;
     this.depth = 1;
     this.wrote = false;
     let out: T;
@@ -260,7 +264,7 @@ export class SqliteConnection {
       } else if (first) {
         this.db.exec("ROLLBACK");
         this.open = false;
-      } else {
+      } else if (this.wrote) {
         this.sql.rollbackTo.run();
         this.sql.release.run();
       }
@@ -269,7 +273,7 @@ export class SqliteConnection {
     } finally {
       this.depth = 0;
     }
-    if (!first) this.sql.release.run();
+    if (!first && this.wrote) this.sql.release.run();
     if (this.wrote && ++this.writes >= GROUP_COMMIT_MAX) {
       const failure = this.commit();
       if (failure !== undefined) throw failure;
@@ -280,7 +284,10 @@ export class SqliteConnection {
   /** Run a write: inside the current transaction, or as its own. */
   write<T>(fn: () => T): T {
     if (this.depth === 0) return this.transaction(() => this.write(fn));
-    this.wrote = true;
+    if (!this.wrote) {
+      if (!this.first) this.sql.savepoint.run();
+      this.wrote = true;
+    }
     return fn();
   }
 
