@@ -13,6 +13,7 @@ export interface Manifest {
   readonly dependencies?: Record<string, string>;
   readonly optionalDependencies?: Record<string, string>;
   readonly peerDependencies?: Record<string, string>;
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>;
   readonly devDependencies?: Record<string, string>;
   // biome-ignore lint/suspicious/noExplicitAny: the rest of package.json, read field by field in tests
   readonly [field: string]: any;

@@ -95,6 +95,16 @@ describe("package topology", () => {
     for (const peer of peers) expect(text, `${json.name} names its peer ${peer}`).toContain(peer);
   });
 
+  test("the OpenTelemetry API is an optional peer, never a dependency, of what writes spans", () => {
+    // Browsers, Deno and Bun run the client without it: a missing API means no spans, not an error.
+    for (const name of ["@rebuno/client", "@rebuno/sdk", "@rebuno/dev-kernel"]) {
+      const json = byName.get(name)!.json;
+      expect(json.peerDependencies?.["@opentelemetry/api"], name).toBeDefined();
+      expect(json.peerDependenciesMeta?.["@opentelemetry/api"]?.optional, name).toBe(true);
+      expect(runtimeDeps(json), name).not.toContain("@opentelemetry/api");
+    }
+  });
+
   test.each(each)("%s: tsconfig references are its @rebuno dependencies", (name, { dir }) => {
     const tsconfig = JSON.parse(readFileSync(join(ROOT, "packages", dir, "tsconfig.json"), "utf8"));
     const nameOfDir = new Map(packages.map((p) => [p.dir, p.json.name]));

@@ -237,6 +237,26 @@ test("a subagent's dispatch links back to the parent execution's trace", () => {
   assert.ok(parentTool, "the parent's tool span links to the child's trace");
 });
 
+test("the caller's create_execution span is in the created execution's trace, before its dispatch", () => {
+  const creates = traces.flatMap((t) =>
+    t.spans.filter((s) => s.operationName.startsWith("create_execution ")).map((s) => [t, s]),
+  );
+  const agents = new Set(creates.map(([, s]) => tag(s, "gen_ai.agent.id")));
+  for (const agent of ["shop", "support", "editor", "fulfilment"])
+    assert.ok(agents.has(agent), `${agent} create`);
+  for (const [trace, span] of creates) {
+    assert.equal(trace.traceID, String(tag(span, "rebuno.execution.id")).replaceAll("-", ""));
+    assert.equal(tag(span, "span.kind"), "client");
+    assert.equal(service(trace, span), "rebuno-tour");
+  }
+  const shop = traces.find((t) => t.spans.some((s) => s.operationName === "create_execution shop"));
+  const created = shop.spans.find((s) => s.operationName === "create_execution shop");
+  const firstDispatch = Math.min(
+    ...shop.spans.filter((s) => s.operationName === "invoke_agent shop").map((s) => s.startTime),
+  );
+  assert.ok(created.startTime <= firstDispatch, "the create starts before the kernel dispatches");
+});
+
 test("print one execution's trace as Jaeger returns it (trimmed)", () => {
   const shop = traces.find((t) => t.spans.some((s) => s.operationName === "invoke_agent shop"));
   const trimmed = {

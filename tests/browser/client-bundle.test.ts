@@ -79,6 +79,13 @@ describe("@rebuno/client browser bundle", () => {
     expect(bundle.gzipBytes).toBeLessThan(30 * 1024);
   });
 
+  it("leaves the optional OpenTelemetry API out: the page loads no tracing and the create still works", () => {
+    expect(bundle.inputs.some((p) => p.includes("@opentelemetry"))).toBe(false);
+    // The client's tracing loads it at run time; in the page that import fails quietly (the
+    // scenario's create and wait below run through it).
+    expect(bundle.code).toContain("@opentelemetry/api");
+  });
+
   it("creates, reads, follows, cancels and lists executions from a page on another origin", async () => {
     const tab = await browser.newPage();
     try {

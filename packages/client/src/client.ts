@@ -60,6 +60,7 @@ import {
 import { type ClientOptions, processEnv, resolveConnection, resolveTimeoutMs } from "./options.js";
 import { type ExportRecordingOptions, exportRecording } from "./recording.js";
 import type { StreamDelta } from "./sse.js";
+import { tracedCreate, tracedWait } from "./tracing.js";
 
 /**
  * Version of `@rebuno/client`, as published. A constant, not a read of package.json at run time,
@@ -261,13 +262,15 @@ export class Client {
     this.#refuseOnLegacy(Boolean(options.idempotencyKey), "idempotency keys", call);
     const body = createExecutionBody(agentId, input, options);
     const keyed = options.idempotencyKey !== undefined && options.idempotencyKey !== "";
-    return parseExecution(
-      await this.#send({
-        method: "POST",
-        path: "/v0/executions",
-        body,
-        retry: keyed ? IDEMPOTENT : UNSENT_ONLY,
-      }),
+    return tracedCreate(agentId, async () =>
+      parseExecution(
+        await this.#send({
+          method: "POST",
+          path: "/v0/executions",
+          body,
+          retry: keyed ? IDEMPOTENT : UNSENT_ONLY,
+        }),
+      ),
     );
   }
 
@@ -377,7 +380,7 @@ export class Client {
         ? undefined
         : (signal: AbortSignal) =>
             this.#core.open({ method: "GET", path, headers: { accept: "text/event-stream" }, signal });
-    return waitForTerminal((i, o) => this.get(i, o), id, options, openStream);
+    return tracedWait(id, () => waitForTerminal((i, o) => this.get(i, o), id, options, openStream));
   }
 
   // ------------------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ export async function buildConsole({ outdir = `${pkg}dist/assets`, fromSource = 
     metafile: true,
     logLevel: "warning",
     plugins: fromSource ? [distToSource] : [],
+    // The client loads the optional OpenTelemetry API at run time; the page records no spans, so
+    // the API is never bundled (docs/observability.md §1.4).
+    external: ["@opentelemetry/api"],
   });
   copyFileSync(`${pkg}app/index.html`, `${outdir}/index.html`);
   copyFileSync(`${pkg}app/console.css`, `${outdir}/console.css`);
