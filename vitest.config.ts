@@ -3,7 +3,9 @@ import { defineConfig } from "vitest/config";
 
 const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
 
-// Tests import the packages' TypeScript sources (not dist), so `vitest run` needs no prior build.
+// The README's test command (`pnpm test`): every package's unit tests, the examples' tests and the
+// repository checks under verify/tests. Tests import the packages' TypeScript sources (not dist), so
+// `vitest run` needs no prior build. The other suites are projects of verify/vitest.config.ts.
 export default defineConfig({
   resolve: {
     alias: {
@@ -17,15 +19,21 @@ export default defineConfig({
       "@rebuno/testing": src("testing"),
       "@rebuno/cli": src("cli"),
       "@rebuno/console": src("console"),
+      "@rebuno/test-kit": fileURLToPath(new URL("./verify/kit/src/index.ts", import.meta.url)),
       // The packages' "imports" conditions, Node side (their package.json maps them to dist/).
       "#crypto": fileURLToPath(new URL("./packages/protocol/src/crypto-node.ts", import.meta.url)),
       "#engine": fileURLToPath(new URL("./packages/kernel-transport/src/engine-node.ts", import.meta.url)),
     },
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "tests/**/*.test.ts"],
-    // Browser tests need Chromium: `pnpm test:browser` (vitest.browser.config.ts) runs them.
-    exclude: ["**/node_modules/**", "tests/browser/**", "packages/*/test/**/*.browser.test.ts"],
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "examples/*/test/**/*.test.ts",
+      "verify/tests/**/*.test.ts",
+      "verify/kit/test/**/*.test.ts",
+    ],
+    // Browser tests need Chromium: `pnpm test:browser` (the browser project of verify/vitest.config.ts) runs them.
+    exclude: ["**/node_modules/**", "verify/tests/browser/**", "packages/*/test/**/*.browser.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -29,6 +29,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@rebuno/test-kit";
 import { serveDevKernel, startDevKernelProcess } from "./lib/kernel-harness.mjs";
 import { environment, ratio, report, round, summarize } from "./lib/stats.mjs";
 
@@ -165,7 +166,7 @@ async function goKernelRow(sdk, Client, name) {
   const rk = await import("../scripts/real-kernel.mjs");
   const bin = rk.buildKernel({ log: (m) => console.error(m) });
   const agentId = `bench-b12-${name}`;
-  const port = await rk.freePort();
+  const port = await freePort();
   const agents = [
     { id: agentId, webhookUrl: `http://127.0.0.1:${port}/webhook`, secret: SECRET, policy: POLICY },
   ];

@@ -57,12 +57,14 @@ const BENCHES = [
   { name: "peers", file: "bench/peers.mjs", args: [], quick: ["--quick"] },
   {
     name: "python-vs-ts",
-    file: "interop/bench/python-vs-ts.mjs",
+    file: "verify/interop/bench/python-vs-ts.mjs",
     args: [],
     quick: ["--calls", "200", "--rounds", "1"],
     // Needs the official Python SDK's venv (scripts/interop.mjs creates it).
     skip: () =>
-      existsSync(join(ROOT, "interop/python/.venv/bin/python")) ? undefined : "interop/python/.venv missing",
+      existsSync(join(ROOT, "verify/interop/python/.venv/bin/python"))
+        ? undefined
+        : "verify/interop/python/.venv missing",
   },
 ];
 

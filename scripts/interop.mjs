@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Interop suite: the official Python SDK (and our TypeScript SDK) as agents of our dev kernel, or of
-// any real kernel given by REBUNO_URL. Scenarios live in interop/scenarios/*.mjs; each default-exports
+// any real kernel given by REBUNO_URL. Scenarios live in verify/interop/scenarios/*.mjs; each default-exports
 // an array of { name, agents, timeoutMs, run(world, ctx) }.
 //
 //   pnpm test:interop                      # every scenario against a fresh rebuno-dev per scenario
@@ -15,7 +15,14 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadPackages, OUT_DIR, PYTHON, provisioningYaml, ROOT, World } from "../interop/lib/harness.mjs";
+import {
+  loadPackages,
+  OUT_DIR,
+  PYTHON,
+  provisioningYaml,
+  ROOT,
+  World,
+} from "../verify/interop/lib/harness.mjs";
 
 const filters = process.argv.slice(2).filter((a) => a !== "--");
 const external = process.env.REBUNO_URL
@@ -31,9 +38,9 @@ function fail(message) {
 }
 
 if (!existsSync(PYTHON))
-  fail(`missing ${path.relative(ROOT, PYTHON)}: run \`bash interop/python/setup.sh\` first`);
+  fail(`missing ${path.relative(ROOT, PYTHON)}: run \`bash verify/interop/python/setup.sh\` first`);
 
-const scenarioDir = path.join(ROOT, "interop/scenarios");
+const scenarioDir = path.join(ROOT, "verify/interop/scenarios");
 const everyScenario = [];
 for (const file of readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".mjs"))

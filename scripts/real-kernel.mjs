@@ -28,10 +28,10 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@rebuno/test-kit";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** Default kernel checkout: a sibling `shared/rebuno-kernel` folder of the repository. */
@@ -135,18 +135,6 @@ function chmodTree(dir) {
     if (st.isDirectory()) chmodTree(full);
     else chmodSync(full, 0o644);
   }
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; the caller binds it right after). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -416,7 +404,9 @@ async function runTest(filters) {
         path.join(ROOT, "node_modules/vitest/vitest.mjs"),
         "run",
         "--config",
-        path.join(ROOT, "real-kernel/vitest.config.ts"),
+        path.join(ROOT, "verify/vitest.config.ts"),
+        "--project",
+        "real-kernel",
         "--reporter=default",
         "--reporter=json",
         `--outputFile.json=${report}`,

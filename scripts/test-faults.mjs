@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `pnpm test:faults`: run the fault suite (faults/vitest.config.ts: faults/** plus the fault tests
-// that live beside the code), then write docs/reliability.md from the rows the tests recorded
+// `pnpm test:faults`: run the fault suite (the `faults` project of verify/vitest.config.ts:
+// verify/faults/** plus the fault tests that live beside the code), then write docs/reliability.md from the rows the tests recorded
 // (.tmp/faults/*.json) and the per-file pass counts of the vitest JSON report. Closes with the plain
 // "N passed, M failed" line that CI reads. Extra arguments go to vitest (e.g. a path filter).
 import { spawn } from "node:child_process";
@@ -10,7 +10,7 @@ import { relative } from "node:path";
 const FAULTS_DIR = ".tmp/faults";
 const DOC = "docs/reliability.md";
 
-// What each fault test beside the code proves (the faults/** tests record their own rows).
+// What each fault test beside the code proves (the verify/faults/** tests record their own rows).
 const BESIDE = {
   "packages/sdk/test/crash-redelivery.test.ts": [
     "Crashes",
@@ -78,7 +78,9 @@ const status = await new Promise((resolve) => {
       "node_modules/vitest/vitest.mjs",
       "run",
       "--config",
-      "faults/vitest.config.ts",
+      "verify/vitest.config.ts",
+      "--project",
+      "faults",
       "--reporter=default",
       "--reporter=json",
       `--outputFile.json=${report}`,
@@ -144,7 +146,7 @@ for (const name of readdirSync(FAULTS_DIR)
 for (const [test, [group, fault, promise]] of Object.entries(BESIDE)) {
   rows.push({ group, fault, promise, test, result: resultOf(test) });
 }
-// Test files of the faults/ folder that ran but recorded no row (a failure before the record).
+// Test files of the verify/faults/ folder that ran but recorded no row (a failure before the record).
 for (const [test] of perFile) {
   if (!rows.some((r) => r.test === test)) {
     rows.push({ group: "Other", fault: test, promise: "(no row recorded)", test, result: resultOf(test) });

@@ -16,12 +16,9 @@ if (run(process.execPath, ["packages/console/scripts/build.mjs"]) !== 0) {
   process.exit(1);
 }
 mkdirSync(".tmp", { recursive: true });
-// One report per suite and Node version (`--config vitest.browser.config.ts` → vitest-browser-<v>.json).
-const configArg = process.argv.indexOf("--config");
-const suite =
-  configArg > 0
-    ? `${(process.argv[configArg + 1] ?? "").replace(/^.*\//, "").replace(/^vitest\.|\.?config\.[mc]?ts$/g, "")}-`
-    : "";
+// One report per suite and Node version (`--project browser` → vitest-browser-<v>.json).
+const projectArg = process.argv.indexOf("--project");
+const suite = projectArg > 0 ? `${process.argv[projectArg + 1] ?? ""}-` : "";
 const report = `.tmp/vitest-${suite}${process.versions.node}.json`;
 const status = run(process.execPath, [
   "node_modules/vitest/vitest.mjs",

@@ -6,10 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, REBUNO_DEV_BIN, rebunoDevBinIn } from "@rebuno/test-kit";
 import { PEERS_DIR } from "./install.mjs";
-
-const ROOT = join(PEERS_DIR, "..", "..");
-const REBUNO_DEV = join(ROOT, "packages", "dev", "bin", "rebuno-dev.js");
 
 /** Resolve when `pattern` appears in the child's output; reject on exit or after `timeoutMs`. */
 function waitForOutput(child, pattern, what, timeoutMs = 60_000) {
@@ -53,7 +51,7 @@ function stopper(child, cleanup = () => {}) {
 export async function startRebunoDev(store, synchronous, execArgv = [], root = undefined) {
   const dir = mkdtempSync(join(tmpdir(), "bench-b14-rebuno-"));
   // `root`: another checkout's rebuno-dev (a baseline, bench/lib/baseline.mjs).
-  const bin = root === undefined ? REBUNO_DEV : join(root, "packages", "dev-kernel", "bin", "rebuno-dev.js");
+  const bin = root === undefined ? REBUNO_DEV_BIN : rebunoDevBinIn(root);
   const args = [...execArgv, bin, "--listen", "127.0.0.1:0", "--quiet", "--no-console"];
   if (store === "sqlite")
     args.push("--store", `sqlite:${join(dir, "kernel.db")}`, "--sqlite-synchronous", synchronous);
@@ -82,11 +80,6 @@ function restateBinary() {
   const pkg = require.resolve("@restatedev/restate-server/package.json");
   const req = createRequire(pkg);
   return req.resolve(`@restatedev/restate-server-${process.platform}-${process.arch}/bin/restate-server`);
-}
-
-async function freePort() {
-  const { freePort: free } = await import("../../scripts/real-kernel.mjs");
-  return free();
 }
 
 /** The Restate server (single node, default configuration = its default durability) on loopback. */

@@ -5,15 +5,14 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { freePorts, REBUNO_DEV_BIN } from "@rebuno/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const ROOT = here("../../../");
-const KERNEL_BIN = here("../../../packages/dev/bin/rebuno-dev.js");
 const CLI_BIN = here("../../../packages/cli/bin/rebuno.js");
 const children: ChildProcess[] = [];
 
@@ -27,19 +26,6 @@ afterEach(async () => {
     clearTimeout(timer);
   }
 });
-
-/** `count` distinct free ports: every listener stays open until all are allocated. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer());
-  try {
-    for (const server of servers) await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return servers.map((server) => (server.address() as { port: number }).port);
-  } finally {
-    await Promise.all(
-      servers.map((server) => new Promise<void>((r) => (server.listening ? server.close(() => r()) : r()))),
-    );
-  }
-}
 
 /** Starts a process and resolves once its output contains `ready` (bounded). */
 function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
@@ -74,7 +60,7 @@ describe("examples/two-process", () => {
       AGENT_PORT: String(agentPort),
     };
     await start(
-      [KERNEL_BIN, "--config", "examples/two-process/rebuno.yaml", "--listen", `127.0.0.1:${kernelPort}`],
+      [REBUNO_DEV_BIN, "--config", "examples/two-process/rebuno.yaml", "--listen", `127.0.0.1:${kernelPort}`],
       env,
       /listening on/,
     );

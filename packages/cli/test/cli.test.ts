@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
 import { Agent, type ServeHandle, Toolbox, tool } from "@rebuno/sdk";
+import { type Bundle, bundleCli } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { runCli } from "../src/program.js";
-import { type Bundle, bundleCli } from "./bundle.js";
 
 const SECRET = randomBytes(16).toString("hex");
 const TOKEN = "cli-test-root-token";

@@ -12,9 +12,9 @@ import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
 import { parseRecording } from "@rebuno/protocol";
 import { Agent, type ServeHandle, subagent, Toolbox, tool } from "@rebuno/sdk";
+import { type Bundle, bundleCli } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { type Bundle, bundleCli } from "./bundle.js";
 
 const SECRET = randomBytes(16).toString("hex");
 const TOKEN = "cli-recordings-token";

@@ -64,7 +64,7 @@ import { tracedCreate, tracedWait } from "./tracing.js";
 
 /**
  * Version of `@rebuno/client`, as published. A constant, not a read of package.json at run time,
- * so the client loads in browsers and workers; tests/runtimes/versions.test.ts keeps it equal to
+ * so the client loads in browsers and workers; verify/tests/runtimes/versions.test.ts keeps it equal to
  * package.json.
  */
 export const CLIENT_VERSION: string = "0.1.0";

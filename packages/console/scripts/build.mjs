@@ -12,7 +12,7 @@ const pkg = fileURLToPath(new URL("../", import.meta.url));
 
 /**
  * esbuild plugin: maps a resolved packages/<pkg>/dist/<file>.js to packages/<pkg>/src/<file>.ts, so
- * tests bundle the sources without a prior `tsc -b` (also used by runtimes/bundle.mjs).
+ * tests bundle the sources without a prior `tsc -b` (also used by verify/runtimes/bundle.mjs).
  */
 export const distToSource = {
   name: "rebuno-dist-to-source",

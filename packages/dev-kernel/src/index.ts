@@ -13,7 +13,7 @@ export type { CoreHeaders, CoreRequest, CoreResponse } from "./http/types.js";
 export type { IdGenerator } from "./ids.js";
 export { createUuidV7Generator } from "./ids.js";
 export type { DevKernel, ListenOptions } from "./kernel.js";
-export { MAX_BODY_BYTES, startDevKernel } from "./kernel.js";
+export { KERNEL_ROUTE_TEMPLATES, MAX_BODY_BYTES, startDevKernel } from "./kernel.js";
 export type { CounterName } from "./metrics.js";
 export { Metrics } from "./metrics.js";
 // The policy engine is its own package, @rebuno/policy (the CLI uses it without the kernel).

@@ -52,6 +52,13 @@ export const KERNEL_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
 ];
 
+/**
+ * Every route the dev kernel serves, as method and path template (`:uuid` where an id goes), in
+ * matching order: what a tool or a fuzzer needs to cover each route without the handlers.
+ */
+export const KERNEL_ROUTE_TEMPLATES: readonly { readonly method: string; readonly path: string }[] =
+  KERNEL_ROUTES.map(({ method, path }) => ({ method, path }));
+
 /** Request bodies above this are refused (docs/protocol.md §2: 10 MiB). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -2,18 +2,15 @@
 // child process on SQLite, a loopback webhook agent records steps, the kernel is SIGKILLed while
 // the agent is mid-step, and a new process on the same file and port must find every
 // acknowledged write, reclaim the in-flight dispatch by lease expiry, and replay recorded results.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { signRequest, verifyWebhookSignature } from "@rebuno/protocol";
+import { freePort, type LineProcess, startRebunoDev } from "@rebuno/test-kit";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { REBUNO_DEV_CLI as CLI } from "../../dev/test/source.js";
 
-const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 const SECRET = "restart-secret";
 // The kernel-wide lease (env knob of the CLI). Short so the reclaim happens within seconds; the
 // agent finishes each burst of requests well inside it.
@@ -37,66 +34,19 @@ interface Reply {
 let dir: string;
 let agentServer: Server;
 let kernelPort: number;
-let kernel: ChildProcess | undefined;
+let kernel: LineProcess | undefined;
 const webhooks: Webhook[] = [];
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
-/** Start `rebuno-dev` from source (tsx, with `@rebuno/protocol` mapped to its source too). */
-async function startKernel(): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      CLI,
-      "--config",
-      join(dir, "dev.yaml"),
-      "--listen",
-      `127.0.0.1:${kernelPort}`,
-      "--store",
-      `sqlite:${join(dir, "k.db")}`,
-    ],
-    {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        TSX_TSCONFIG_PATH: join(dir, "tsconfig.json"),
-        REBUNO_DISPATCH_LEASE_TIMEOUT: `${LEASE_MS / 1000}s`,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kernel did not start: ${stderr}`)), 15_000);
-    child.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes("rebuno-dev listening on")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`kernel exited ${code}: ${stderr}`));
-    });
+/** `rebuno-dev` from source on the fixed port and SQLite file (a restart must find both again). */
+async function startKernel(): Promise<LineProcess> {
+  const started = await startRebunoDev({
+    config: join(dir, "dev.yaml"),
+    listen: `127.0.0.1:${kernelPort}`,
+    store: `sqlite:${join(dir, "k.db")}`,
+    env: { REBUNO_DISPATCH_LEASE_TIMEOUT: `${LEASE_MS / 1000}s` },
+    timeoutMs: 15_000,
   });
-  return child;
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGKILL");
-  await exited;
+  return started.process;
 }
 
 /** One HTTP request on a fresh connection (no keep-alive socket survives a killed kernel). */
@@ -150,21 +100,6 @@ async function webhook(index: number, timeoutMs: number): Promise<Webhook> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rebuno-restart-"));
-  // Run the kernel and the protocol package from source, so the test never sees a stale build.
-  writeFileSync(
-    join(dir, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        baseUrl: REPO,
-        paths: {
-          "@rebuno/protocol": ["packages/protocol/src/index.ts"],
-          "@rebuno/policy": ["packages/policy/src/index.ts"],
-          "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
-          "@rebuno/console": ["packages/console/src/index.ts"],
-        },
-      },
-    }),
-  );
   agentServer = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -189,7 +124,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (kernel !== undefined && kernel.exitCode === null) await kill(kernel);
+  await kernel?.kill();
   await new Promise<void>((resolve) => agentServer.close(() => resolve()));
   rmSync(dir, { recursive: true, force: true });
 });
@@ -252,7 +187,7 @@ test("SIGKILL mid-step, restart on the same SQLite file: nothing acknowledged is
   expect(stepsBefore[2]!.body.status).toBe("executing");
 
   // The agent is mid-step (effect done, completion not sent) when the kernel dies.
-  await kill(kernel);
+  await kernel.kill();
   kernel = await startKernel();
 
   // Nothing acknowledged was lost: recorded steps are byte-identical, the log is intact.

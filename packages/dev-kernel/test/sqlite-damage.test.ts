@@ -15,9 +15,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { type Bundle, bundleRebunoDev, rebunoDevCommand } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
-import { describe, expect, test } from "vitest";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "../../dev/test/source.js";
+import { afterAll, describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
 import {
@@ -28,7 +28,6 @@ import {
 } from "../src/store/store-errors.js";
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
-import { unprivilegedCli } from "./unprivileged-cli.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
@@ -80,6 +79,11 @@ async function storeWith(marker: string, n = 3): Promise<string> {
   return path;
 }
 
+/** The bundled command for runs as another user, built once per file (see bundleRebunoDev). */
+let unprivileged: Promise<Bundle> | undefined;
+const unprivilegedCli = async () => (await (unprivileged ??= bundleRebunoDev())).path;
+afterAll(async () => (await unprivileged)?.dispose());
+
 /** Run `rebuno-dev` on the file until it exits (it is expected to refuse to start). */
 async function cli(path: string, uid?: number): Promise<{ code: number | null; stderr: string }> {
   const dir = tempDir();
@@ -87,16 +91,17 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   const config = join(dir, "dev.yaml");
   writeFileSync(config, "agents: []\n", { mode: 0o644 });
   const args = ["--config", config, "--listen", "127.0.0.1:0", "--store", `sqlite:${path}`];
-  // Another user may not be able to read this checkout (a private folder): it runs a bundled copy.
-  const child = spawn(
-    process.execPath,
-    uid === undefined ? ["--import", "tsx", CLI, ...args] : [await unprivilegedCli(), ...args],
-    {
-      env: { ...process.env, ...FROM_SOURCE_ENV },
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(uid === undefined ? {} : { uid, gid: uid }),
-    },
-  );
+  // Its own spawn, for the `uid` (a file the kernel's user may not write). Another user may not be
+  // able to read this checkout (a private folder): it runs a bundled copy of the command.
+  const command =
+    uid === undefined
+      ? rebunoDevCommand(args)
+      : { command: process.execPath, args: [await unprivilegedCli(), ...args], env: {} };
+  const child = spawn(command.command, command.args, {
+    env: { ...process.env, ...command.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(uid === undefined ? {} : { uid, gid: uid }),
+  });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   child.stdout.resume();

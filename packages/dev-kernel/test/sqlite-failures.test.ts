@@ -1,13 +1,12 @@
 // What the SQLite store does when things go wrong: a failed commit rejects its waiters and leaves
 // what reads see equal to the file; the file is locked against a second kernel; files it cannot read are
 // refused with typed errors naming the file.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigurationError } from "@rebuno/protocol";
+import { spawnRebunoDev } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "../../dev/test/source.js";
 import { startDevKernel } from "../src/kernel.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { GROUP_COMMIT_MAX } from "../src/store/sqlite-connection.js";
@@ -150,27 +149,18 @@ describe("one kernel per file", () => {
     const path = join(dir, "k.db");
     writeFileSync(join(dir, "dev.yaml"), "agents: []\n");
     const holder = new SqliteStore(path);
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        CLI,
-        "--config",
-        join(dir, "dev.yaml"),
-        "--listen",
-        "127.0.0.1:0",
-        "--store",
-        `sqlite:${path}`,
-      ],
-      { env: { ...process.env, ...FROM_SOURCE_ENV }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const kernel = spawnRebunoDev([
+      "--config",
+      join(dir, "dev.yaml"),
+      "--listen",
+      "127.0.0.1:0",
+      "--store",
+      `sqlite:${path}`,
+    ]);
+    const { code } = await kernel.exited;
     holder.close();
     expect(code).toBe(STORE_EXIT_CODES.store_locked);
-    expect(stderr).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
+    expect(kernel.stderr()).toContain(`rebuno-dev: ${path} is in use by another rebuno-dev`);
   }, 30_000);
 });
 

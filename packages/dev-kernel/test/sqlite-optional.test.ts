@@ -1,6 +1,6 @@
 // better-sqlite3 is an optional dependency: the memory store never loads it, and a SQLite store
 // without it (or without its native addon) fails with one typed error that says how to fix it.
-// The real "not installed" case (a project without better-sqlite3) runs in scripts/pack-smoke.mjs.
+// The real "not installed" case (a project without better-sqlite3) runs in verify/pack/smoke.mjs.
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

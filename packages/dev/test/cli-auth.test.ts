@@ -1,25 +1,19 @@
 // `rebuno-dev` beyond loopback: refused without auth settings (exit 8, with the two ways out),
 // started with a warning on --allow-anonymous, and protected by --auth required.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError } from "@rebuno/protocol";
+import { ChildProcessFailed, ProcessGroup, spawnRebunoDev } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { ANONYMOUS_NETWORK_EXIT_CODE, parseCliArgs } from "../src/cli-options.js";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
 const TOKEN = "cli-root-token-41c2";
 
-const running: ChildProcess[] = [];
+const running = new ProcessGroup();
 const dirs: string[] = [];
 afterEach(async () => {
-  for (const child of running.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  await running.killAll();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -34,36 +28,23 @@ type Outcome =
 
 /** Start `rebuno-dev`; resolves once it printed its URL or exited, whichever comes first. */
 function start(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, "--quiet", "--no-console", ...args], {
-    env: {
-      ...process.env,
-      ...FROM_SOURCE_ENV,
-      REBUNO_LISTEN_ADDR: "",
-      REBUNO_AUTH: "",
-      REBUNO_ALLOW_ANONYMOUS: "",
-      ...env,
+  const p = spawnRebunoDev(["--quiet", "--no-console", ...args], {
+    env: { REBUNO_LISTEN_ADDR: "", REBUNO_AUTH: "", REBUNO_ALLOW_ANONYMOUS: "", ...env },
+    group: running,
+  });
+  // SIGTERM, then everything it wrote to stderr (complete once it exited).
+  const stop = async (): Promise<string> => {
+    expect((await p.kill("SIGTERM")).code).toBe(0);
+    return p.stderr();
+  };
+  return p.waitForOutput(/rebuno-dev listening on (http:\/\/\S+)/).then(
+    (m): Outcome => ({ kind: "listening", url: m[1]!, stop }),
+    async (error: unknown): Promise<Outcome> => {
+      // Exited before listening is an outcome under test; not starting in time is a failure.
+      if (!ChildProcessFailed.isInstance(error) || error.exit === undefined) throw error;
+      return { kind: "exited", code: error.exit.code, stdout: p.stdout(), stderr: p.stderr() };
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  running.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      const m = /rebuno-dev listening on (http:\/\/\S+)/.exec(stdout);
-      if (m !== null) resolve({ kind: "listening", url: m[1]!, stop });
-    });
-    const exited = new Promise<number | null>((done) => child.once("exit", done));
-    // SIGTERM, then everything it wrote to stderr (complete once it exited).
-    const stop = async (): Promise<string> => {
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
-      return stderr;
-    };
-    void exited.then((code) => resolve({ kind: "exited", code, stdout, stderr }));
-  });
+  );
 }
 
 /** The loopback URL of a kernel bound to every interface. */

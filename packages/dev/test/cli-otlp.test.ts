@@ -4,13 +4,12 @@
  * (the collector stand-in) gets the failed webhook delivery span, with its cause, when the process
  * flushes on SIGTERM.
  */
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigurationError } from "@rebuno/protocol";
+import { spawnRebunoDev } from "@rebuno/test-kit";
 import { describe, expect, test } from "vitest";
 import { parseCliArgs } from "../src/cli-options.js";
-import { FROM_SOURCE_ENV, REBUNO_DEV_CLI } from "./source.js";
 
 describe("rebuno-dev OTLP export", () => {
   test("the flag, then the standard variable, name the endpoint; nothing set exports nothing", () => {
@@ -56,26 +55,11 @@ describe("rebuno-dev OTLP export", () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", REBUNO_DEV_CLI, "--listen", "127.0.0.1:0", "--quiet", "--no-console"],
-      {
-        env: { ...process.env, ...FROM_SOURCE_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
+    const kernel = spawnRebunoDev(["--listen", "127.0.0.1:0", "--quiet", "--no-console"], {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    });
     try {
-      let stdout = "";
-      let stderr = "";
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on("data", (d: Buffer) => {
-          stdout += d.toString();
-          const m = /rebuno-dev listening on (http:\/\/\S+)/.exec(stdout);
-          if (m !== null) resolve(m[1] as string);
-        });
-        child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-      });
+      const url = (await kernel.waitForOutput(/rebuno-dev listening on (http:\/\/\S+)/))[1] as string;
       const json = { "content-type": "application/json" };
       // An agent nobody serves (port 9, discard, is closed on loopback): the delivery fails.
       const registered = await fetch(`${url}/v0/agents`, {
@@ -99,18 +83,16 @@ describe("rebuno-dev OTLP export", () => {
         if (events.some((e) => e.type === "dispatch.failed")) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      expect((await kernel.kill("SIGTERM")).code).toBe(0);
       await gotDelivery;
-      expect(stdout).toContain(`rebuno-dev exporting traces to ${endpoint}`);
+      expect(kernel.stdout()).toContain(`rebuno-dev exporting traces to ${endpoint}`);
       const all = bodies.join("\n");
       expect(all).toContain('"rebuno-dev"'); // service.name
       expect(all).toContain(created.id);
       expect(all).toContain(created.id.replaceAll("-", "")); // the execution's trace id (hex)
       expect(all).toContain("connection_refused");
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      await kernel.kill();
       collector.close();
     }
   }, 30_000);

@@ -7,15 +7,18 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError } from "@rebuno/protocol";
+import { ProcessGroup, rebunoDevCommand, startRebunoDev } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, USAGE } from "../src/cli-options.js";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
 const CREATES = 20;
 const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+const children = new ProcessGroup();
+/** strace processes (not line-read: their output goes to a file). */
+const tracers: ChildProcess[] = [];
+afterEach(async () => {
+  for (const t of tracers.splice(0)) if (t.exitCode === null && t.signalCode === null) t.kill("SIGKILL");
+  await children.killAll();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -36,9 +39,10 @@ if (straceMissing !== undefined)
 
 /** Run the CLI to completion (for arguments it refuses or `--help`). */
 function runCli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const command = rebunoDevCommand(args);
+  const r = spawnSync(command.command, command.args, {
     encoding: "utf8",
-    env: { ...process.env, ...FROM_SOURCE_ENV, ...env },
+    env: { ...process.env, ...command.env, ...env },
     timeout: 60_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -46,25 +50,10 @@ function runCli(args: string[], env: Record<string, string> = {}) {
 
 /** Start the CLI on a free port; resolves with its URL and everything it printed so far. */
 async function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", "--quiet", "--no-console", ...args],
-    { env: { ...process.env, ...FROM_SOURCE_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      // The store line follows the listening line; wait for both.
-      const m = /rebuno-dev listening on (http:\/\/\S+)\n(?:.*\n)/.exec(stdout);
-      if (m !== null) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`rebuno-dev exited ${code}: ${stderr}`)));
-  });
-  return { child, url, stdout: () => stdout };
+  const kernel = await startRebunoDev({ args: ["--quiet", "--no-console", ...args], env, group: children });
+  // The store line follows the listening line; wait for both.
+  await kernel.process.waitForOutput(/rebuno-dev listening on (http:\/\/\S+)\n(?:.*\n)/);
+  return { child: kernel.process.child, url: kernel.url, stdout: () => kernel.process.stdout() };
 }
 
 async function post(url: string, body: unknown): Promise<number> {
@@ -100,7 +89,7 @@ async function fsyncsWhileCreating(
       stdio: ["ignore", "ignore", "pipe"],
     },
   );
-  children.push(strace);
+  tracers.push(strace);
   let straceErr = "";
   await new Promise<void>((resolve, reject) => {
     strace.stderr!.on("data", (d: Buffer) => {

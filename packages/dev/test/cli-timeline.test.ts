@@ -1,22 +1,21 @@
 // `rebuno-dev --version`, and the one-line-per-step timeline it prints (off with `--quiet`), run as
 // a real process with a real SDK agent serving its webhooks on loopback.
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Client } from "@rebuno/client";
 import { Agent, type ServeHandle, step, Toolbox, tool } from "@rebuno/sdk";
+import { ProcessGroup, spawnRebunoDev } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 const SECRET = "timeline-secret-0123456789";
-const children: ChildProcess[] = [];
+const children = new ProcessGroup();
 const servers: ServeHandle[] = [];
 
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  await children.killAll();
 });
 
 class Kitchen extends Toolbox {
@@ -29,29 +28,13 @@ class Kitchen extends Toolbox {
 }
 
 function startProcess(args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, "--listen", "127.0.0.1:0", ...args], {
-    env: { ...process.env, ...FROM_SOURCE_ENV },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-  const waitFor = (pattern: RegExp) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${pattern} in:\n${stdout}\n${stderr}`)), 30_000);
-      const check = () => {
-        const m = pattern.exec(stdout);
-        if (m !== null) {
-          clearTimeout(timer);
-          resolve(m);
-        }
-      };
-      child.stdout!.on("data", check);
-      check();
-    });
-  return { child, waitFor, out: () => stdout, err: () => stderr };
+  const p = spawnRebunoDev(["--listen", "127.0.0.1:0", ...args], { group: children });
+  return {
+    child: p.child,
+    waitFor: (pattern: RegExp) => p.waitForOutput(pattern),
+    out: () => p.stdout(),
+    err: () => p.stderr(),
+  };
 }
 
 async function runOneExecution(url: string): Promise<string> {

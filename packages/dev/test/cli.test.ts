@@ -1,13 +1,12 @@
 // The `rebuno-dev` CLI and the provisioning manifest (docs/protocol.md §13.1).
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDevKernel } from "@rebuno/dev-kernel";
+import { startRebunoDev } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, parseListen } from "../src/cli-options.js";
 import { expandEnv, parseProvisioning } from "../src/provisioning.js";
-import { REBUNO_DEV_CLI as CLI, FROM_SOURCE_ENV } from "./source.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -120,31 +119,16 @@ describe("command line", () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the manifest's ${VAR} syntax is under test
       "agents:\n  - id: hello\n    webhook_url: http://127.0.0.1:1/webhook\n    secret: ${HELLO_SECRET}\n    policy_file: policy.yaml\n",
     );
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", CLI, "--config", join(dir, "dev.yaml"), "--listen", "127.0.0.1:0"],
-      {
-        env: { ...process.env, ...FROM_SOURCE_ENV, HELLO_SECRET: "hs" },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-        const m = /rebuno-dev listening on (http:\/\/\S+)/.exec(stdout);
-        if (m !== null) resolve(m[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    const kernel = await startRebunoDev({
+      config: join(dir, "dev.yaml"),
+      env: { HELLO_SECRET: "hs" },
+      timeoutMs: 15_000,
     });
-    const agent = await fetch(`${url}/v0/agents/hello`);
+    const agent = await fetch(`${kernel.url}/v0/agents/hello`);
     expect(agent.status).toBe(200);
     expect(((await agent.json()) as { policy_bundle: string }).policy_bundle).toBe("default_action: allow\n");
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
-    expect(stdout).toContain("shutting down");
+    const exit = await kernel.process.kill("SIGTERM");
+    expect(exit.code).toBe(0);
+    expect(kernel.process.stdout()).toContain("shutting down");
   }, 20_000);
 });

@@ -2,7 +2,7 @@ import { RUNTIME_TOKEN } from "#engine";
 
 /**
  * Version of `@rebuno/kernel-transport`, as published. A constant rather than a read of
- * package.json at run time, which browsers and workers cannot do; tests/runtimes/versions.test.ts
+ * package.json at run time, which browsers and workers cannot do; verify/tests/runtimes/versions.test.ts
  * fails when it differs from package.json.
  */
 export const TRANSPORT_VERSION = "0.1.0";

@@ -4,9 +4,8 @@
  * renewed; a step submission is re-sent only while the connection is refused (nothing was
  * written), for as long; an ambiguous submission failure is never re-sent.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { LeaseSuperseded, NetworkError } from "@rebuno/protocol";
+import { freePort } from "@rebuno/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type AgentTransport,
@@ -22,14 +21,6 @@ const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 /** A transport aimed at a port where no kernel listens yet (connections are refused). */
 async function downKernel(): Promise<{

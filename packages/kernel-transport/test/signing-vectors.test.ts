@@ -2,8 +2,9 @@
  * The shared v1 signature vectors, reproduced by what the transport actually puts on the wire for
  * a fixed clock: the stub server records the request line, headers and body bytes it received.
  */
+
+import { loadVector } from "@rebuno/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadVector } from "../../protocol/test/vectors.js";
 import { createAgentSigner, createAgentTransport, createHttpCore, type DispatchLease } from "../src/index.js";
 import { memoryLogger } from "./helpers/fixtures.js";
 import { type StubKernel, startStubKernel } from "./helpers/stub-kernel.js";

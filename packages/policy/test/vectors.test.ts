@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { loadVector } from "@rebuno/test-kit";
 import { describe, expect, it } from "vitest";
 import { compilePolicyBundle, PERMISSIVE_RESULT, type PolicyStepKind } from "../src/index.js";
 
@@ -18,10 +18,8 @@ interface Vectors {
   no_bundle: { expect: string; expect_rule: string };
 }
 
-// test/policy → test → dev-kernel → packages → repository root, then vectors/ (a copy kept in the repository).
-const vectors = JSON.parse(
-  readFileSync(new URL("../../../vectors/policy_vectors.json", import.meta.url), "utf8"),
-) as Vectors;
+// vectors/ at the repository root (a copy kept in the repository), read through the test kit.
+const vectors = loadVector<Vectors>("policy_vectors");
 
 describe("policy_vectors.json", () => {
   const policy = compilePolicyBundle(vectors.bundle_yaml);

@@ -4,13 +4,13 @@
  * webcrypto.ts (`crypto.subtle`, the fetch engine's signer).
  */
 import { createHash, createHmac } from "node:crypto";
+import { loadVector } from "@rebuno/test-kit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as nodeSide from "../src/crypto-node.js";
 import * as webSide from "../src/crypto-web.js";
 import { ConfigurationError } from "../src/errors.js";
 import { signRequest, signRequestAsync } from "../src/signing.js";
-import { loadVector } from "./vectors.js";
 
 const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }));
 // Lone surrogates are where hand-written UTF-8 counting usually goes wrong.

@@ -1,3 +1,4 @@
+import { loadVector } from "@rebuno/test-kit";
 import { describe, expect, it } from "vitest";
 import {
   AgentWire,
@@ -29,7 +30,6 @@ import {
   ValidationError,
   WebhookPayloadWire,
 } from "../src/index.js";
-import { loadVector } from "./vectors.js";
 
 type Obj = Record<string, unknown>;
 const wire = loadVector<Record<string, unknown>>("wire_examples");

@@ -1,3 +1,4 @@
+import { loadVector } from "@rebuno/test-kit";
 import { describe, expect, it } from "vitest";
 import {
   BindResourceRequestSchema,
@@ -18,7 +19,6 @@ import {
   ValidationError,
   validateRequest,
 } from "../src/index.js";
-import { loadVector } from "./vectors.js";
 
 const wire = loadVector<Record<string, Record<string, unknown>>>("wire_examples");
 

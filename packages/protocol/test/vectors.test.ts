@@ -1,3 +1,4 @@
+import { loadVector } from "@rebuno/test-kit";
 import { describe, expect, it } from "vitest";
 import {
   argsHash,
@@ -11,7 +12,6 @@ import {
   verifyWebhookSignature,
   webhookSignature,
 } from "../src/index.js";
-import { loadVector } from "./vectors.js";
 
 interface IdentityVector {
   execution_id: string;

@@ -3,75 +3,32 @@
  * SIGKILL while a tool body runs, and a fresh process receives the kernel's redelivery after the
  * lease expires. safe_to_retry re-runs the body; at_most_once becomes indeterminate (ToolError).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
+import { type AgentProcess, ProcessGroup, startAgentProcess } from "@rebuno/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-agent.ts", import.meta.url));
 const tsconfig = fileURLToPath(new URL("./fixtures/tsconfig.json", import.meta.url));
 const SECRET = "crash-secret-0123456789abcdef";
 
-interface AgentProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly lines: string[];
-  waitFor(line: string, timeoutMs?: number): Promise<void>;
-}
-
-const children: ChildProcess[] = [];
+const children = new ProcessGroup();
 let kernel: DevKernel | undefined;
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  await children.killAll();
   await kernel?.close();
   kernel = undefined;
 });
 
 function startAgent(kernelUrl: string, mode: string, hang: boolean): Promise<AgentProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture], {
-    env: {
-      ...process.env,
-      REBUNO_URL: kernelUrl,
-      REBUNO_AGENT_SECRET: SECRET,
-      TOOL_MODE: mode,
-      HANG: hang ? "1" : "0",
-      TSX_TSCONFIG_PATH: tsconfig,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  const waiters: { line: string; resolve: () => void }[] = [];
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdout?.on("data", (chunk: Buffer) => {
-    for (const line of chunk.toString().split("\n").filter(Boolean)) {
-      lines.push(line);
-      for (const w of waiters.filter((x) => line.startsWith(x.line))) w.resolve();
-    }
-  });
-  const waitFor = (line: string, timeoutMs = 20_000) =>
-    new Promise<void>((resolve, reject) => {
-      if (lines.some((l) => l.startsWith(line))) return resolve();
-      const timer = setTimeout(
-        () => reject(new Error(`no "${line}" from agent; stderr: ${stderr}`)),
-        timeoutMs,
-      );
-      waiters.push({
-        line,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
-    });
-  return waitFor("LISTENING").then(() => {
-    const url = (lines.find((l) => l.startsWith("LISTENING ")) ?? "").slice("LISTENING ".length);
-    return { child, url, lines, waitFor };
+  return startAgentProcess({
+    fixture,
+    tsconfig,
+    env: { REBUNO_URL: kernelUrl, REBUNO_AGENT_SECRET: SECRET, TOOL_MODE: mode, HANG: hang ? "1" : "0" },
+    group: children,
+    timeoutMs: 20_000,
   });
 }
 
@@ -91,11 +48,11 @@ async function crashAndRedeliver(mode: "safe_to_retry" | "at_most_once") {
   kernel.registerAgent({ id: "crashy", webhookUrl: first.url, secret: SECRET });
   const client = new Client({ baseUrl: kernelUrl, apiKey: "" });
   const created = await client.create("crashy", {});
-  await first.waitFor("STARTED 1");
+  await first.process.waitForLine("STARTED 1");
   // The replacement process is up (and registered) before the crash, as a second replica would be.
   const second = await startAgent(kernelUrl, mode, false);
   kernel.registerAgent({ id: "crashy", webhookUrl: second.url, secret: SECRET });
-  first.child.kill("SIGKILL");
+  await first.process.kill();
   const done = await client.waitForTerminal(created.id, { timeoutMs: 25_000, pollMs: 50 });
   const steps = await client.listSteps(created.id);
   return { done, steps, second };
@@ -105,8 +62,8 @@ describe("crash mid-tool (child process, SIGKILL, lease-expiry redelivery)", () 
   it("safe_to_retry: the redelivered attempt runs the body again and completes", async () => {
     const { done, steps, second } = await crashAndRedeliver("safe_to_retry");
     expect(done.status).toBe("completed");
-    expect(done.output).toEqual({ done: 1, pid: second.child.pid });
-    expect(second.lines).toContain("STARTED 1");
+    expect(done.output).toEqual({ done: 1, pid: second.process.child.pid });
+    expect(second.process.lines).toContain("STARTED 1");
     expect(steps.map((s) => [s.target, s.status])).toEqual([["effect_safe", "succeeded"]]);
   }, 40_000);
 
@@ -116,8 +73,8 @@ describe("crash mid-tool (child process, SIGKILL, lease-expiry redelivery)", () 
     expect(done.failureReason).toBe(
       "tool_error: effect_once: outcome unknown: this may already have taken effect. Check the state before continuing.",
     );
-    expect(second.lines).not.toContain("STARTED 1");
-    expect(second.lines).toContain(
+    expect(second.process.lines).not.toContain("STARTED 1");
+    expect(second.process.lines).toContain(
       `TOOL_ERROR ${JSON.stringify({
         reason: "indeterminate",
         toolId: "effect_once",

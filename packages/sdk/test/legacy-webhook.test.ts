@@ -7,7 +7,7 @@
  *   new once the earlier run is over (the legacy kernel redelivers a reclaimed dispatch unchanged);
  *
  * The legacy agent's kernel calls go to a loopback port with nothing listening: this file tests the
- * intake; the runs against the real Go kernel are in the real-kernel suite (real-kernel/sdk.test.mjs).
+ * intake; the runs against the real Go kernel are in the real-kernel suite (verify/real-kernel/sdk.test.mjs).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

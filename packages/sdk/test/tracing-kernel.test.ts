@@ -4,7 +4,7 @@
  * attributes, decisions (allowed, denied, awaiting approval, replayed), subagent links, and
  * rebunoFetch spans with token usage. The provider is a local fetch function (the external service).
  */
-import { type AddressInfo, createServer } from "node:net";
+
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
@@ -26,6 +26,7 @@ import {
   ToolError,
   tool,
 } from "@rebuno/sdk";
+import { freePort } from "@rebuno/test-kit";
 import { TestEnvironment } from "@rebuno/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 
@@ -399,14 +400,3 @@ describe("the kernel's webhook delivery span", () => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

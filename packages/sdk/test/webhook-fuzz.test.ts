@@ -8,10 +8,10 @@
  * The fast-check part is seeded: set FUZZ_SEED to replay a run (the seed is printed), FUZZ_RUNS
  * for more cases (default 300).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { webhookSignature } from "@rebuno/protocol";
+import { type AgentProcess, startAgentProcess } from "@rebuno/test-kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -19,44 +19,22 @@ const fixture = fileURLToPath(new URL("./fixtures/webhook-agent.ts", import.meta
 const tsconfig = fileURLToPath(new URL("./fixtures/tsconfig.json", import.meta.url));
 const SECRET = "fuzz-secret-0123456789abcdef";
 
-let child: ChildProcess;
+let agent: AgentProcess;
 let port = 0;
-const lines: string[] = [];
-let stderr = "";
+/** The agent's stdout lines (the kit's live array). */
+let lines: string[] = [];
 
 beforeAll(async () => {
-  child = spawn(process.execPath, ["--import", "tsx", fixture], {
-    env: { ...process.env, REBUNO_AGENT_SECRET: SECRET, TSX_TSCONFIG_PATH: tsconfig },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  let buffered = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    lines.push(...parts.filter(Boolean));
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`agent did not start: ${stderr}`)), 30_000);
-    const poll = setInterval(() => {
-      const found = lines.find((l) => l.startsWith("LISTENING "));
-      if (found !== undefined) {
-        clearTimeout(timer);
-        clearInterval(poll);
-        resolve(found.slice("LISTENING ".length));
-      }
-    }, 20);
-  });
+  agent = await startAgentProcess({ fixture, tsconfig, env: { REBUNO_AGENT_SECRET: SECRET } });
+  lines = agent.process.lines;
+  const url = agent.url;
   // Served on loopback by default.
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhook$/);
   port = Number(new URL(url).port);
 }, 40_000);
 
-afterAll(() => {
-  if (child.exitCode === null) child.kill("SIGKILL");
+afterAll(async () => {
+  await agent?.process.kill();
 });
 
 interface RawAnswer {
@@ -121,9 +99,9 @@ function expectJsonError(answer: RawAnswer, status: number, what: string): void 
 }
 
 async function expectAlive(): Promise<void> {
-  expect(child.exitCode, stderr).toBeNull();
+  expect(agent.process.child.exitCode, agent.process.stderr()).toBeNull();
   const health = await rawRequest("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
-  expect(health.status, stderr).toBe(200);
+  expect(health.status, agent.process.stderr()).toBe(200);
   expect(JSON.parse(health.body)).toEqual({ status: "ok" });
   // And it still verifies signatures (a signed but invalid payload is a 400, not a crash).
   const body = '{"execution_id":"e"}';
@@ -389,7 +367,7 @@ describe("agent.serve() under hostile input (child process)", () => {
           if (answer.status >= 200 && r.method !== "HEAD")
             expect(head).toContain("content-type: application/json");
         }
-        expect(child.exitCode, stderr).toBeNull();
+        expect(agent.process.child.exitCode, agent.process.stderr()).toBeNull();
       }),
       { seed, numRuns: Number(process.env.FUZZ_RUNS ?? 300) },
     );

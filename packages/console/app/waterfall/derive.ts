@@ -2,7 +2,7 @@
  * From an execution's events and steps to the picture the waterfall draws: the dispatch attempts
  * (when each began, why each ended) and one row per step (when it was proposed, when its body ran
  * and in which attempt, how it ended). Pure: no DOM, no clock; unit-tested in node on event logs
- * recorded from a real dev kernel (packages/console/test/derive.test.ts).
+ * recorded from a real dev kernel (packages/console/test/waterfall-derive.test.ts).
  *
  * The log does not record everything (docs/protocol.md §6.2): a replayed step and a safe_to_retry
  * body run again after a crash write no event. Both are inferred here from the attempt in which a

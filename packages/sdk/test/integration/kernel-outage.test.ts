@@ -14,93 +14,37 @@
  * has an unknown outcome: it is never re-sent, its dispatch is abandoned and redelivered once the
  * lease expires, and the redelivered attempt replays what was recorded.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@rebuno/client";
 import { startDevKernel } from "@rebuno/dev-kernel";
 import { Agent, Toolbox, tool } from "@rebuno/sdk";
+import { freePort, type LineProcess, ProcessGroup, startRebunoDev } from "@rebuno/test-kit";
 import { afterAll, describe, expect, it } from "vitest";
-import { REBUNO_DEV_CLI as CLI } from "../../../dev/test/source.js";
 
-const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
 const SECRET = "outage-secret-0123456789abcdef";
 const EXECUTIONS = 60;
 const STEPS = 6;
 
 const dirs: string[] = [];
-const children = new Set<ChildProcess>();
+const kernels = new ProcessGroup();
 
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+afterAll(async () => {
+  await kernels.killAll();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 /** `rebuno-dev` from source on `port`, SQLite at `dir/k.db`; resolves once it listens. */
-async function startKernel(dir: string, port: number, leaseSeconds: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      CLI,
-      "--config",
-      join(dir, "dev.yaml"),
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--store",
-      `sqlite:${join(dir, "k.db")}`,
-    ],
-    {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        TSX_TSCONFIG_PATH: join(dir, "tsconfig.json"),
-        REBUNO_DISPATCH_LEASE_TIMEOUT: `${leaseSeconds}s`,
-        REBUNO_DISPATCH_MAX_ATTEMPTS: "10",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  children.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kernel did not start: ${stderr}`)), 30_000);
-    child.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes("rebuno-dev listening on")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`kernel exited ${code}: ${stderr}`));
-    });
+async function startKernel(dir: string, port: number, leaseSeconds: number): Promise<LineProcess> {
+  const started = await startRebunoDev({
+    config: join(dir, "dev.yaml"),
+    listen: `127.0.0.1:${port}`,
+    store: `sqlite:${join(dir, "k.db")}`,
+    env: { REBUNO_DISPATCH_LEASE_TIMEOUT: `${leaseSeconds}s`, REBUNO_DISPATCH_MAX_ATTEMPTS: "10" },
+    group: kernels,
   });
-  return child;
-}
-
-async function kill(child: ChildProcess, signal: "SIGTERM" | "SIGKILL" = "SIGKILL"): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill(signal);
-  await exited;
-  children.delete(child);
+  return started.process;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -126,20 +70,6 @@ async function outageScenario(outageMs: number, stop: "SIGTERM" | "SIGKILL"): Pr
   // The kernel is unreachable for the outage plus its own start-up (seconds on a loaded machine):
   // the lease must outlast that, one reconnect backoff (≤ 2 s) and the time since the last renewal.
   const leaseSeconds = (2 * outageMs) / 1000 + 12;
-  writeFileSync(
-    join(dir, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        baseUrl: REPO,
-        paths: {
-          "@rebuno/protocol": ["packages/protocol/src/index.ts"],
-          "@rebuno/policy": ["packages/policy/src/index.ts"],
-          "@rebuno/dev-kernel": ["packages/dev-kernel/src/index.ts"],
-          "@rebuno/console": ["packages/console/src/index.ts"],
-        },
-      },
-    }),
-  );
 
   // Invocations per body, keyed "<execution input>:<step>", and the value each one returned.
   const runs = new Map<string, number>();
@@ -217,7 +147,7 @@ async function outageScenario(outageMs: number, stop: "SIGTERM" | "SIGKILL"): Pr
       await sleep(10);
     }
     const killedAt = Date.now();
-    await kill(kernel, stop);
+    await kernel.kill(stop);
     await sleep(outageMs);
     kernel = await startKernel(dir, port, leaseSeconds);
     const unreachableMs = Date.now() - killedAt;
@@ -257,7 +187,7 @@ async function outageScenario(outageMs: number, stop: "SIGTERM" | "SIGKILL"): Pr
     expect(returned.size).toBe(runs.size);
     return { unreachableMs, retryWarnings, maxAttempt, redelivered, failed, neverRan };
   } finally {
-    await kill(kernel);
+    await kernel.kill();
     await server.close();
     await client.close();
   }
