@@ -36,6 +36,30 @@ function storedAgents(): readonly string[] {
 }
 
 describe("SqliteStore group commit", () => {
+  test("a transaction that reads, then writes and throws, undoes only its own writes", async () => {
+    store.transaction(() => store.putAgent(agent("a")));
+    // Reads only and throws: nothing of the batch is undone.
+    expect(() =>
+      store.transaction(() => {
+        store.getAgent("a");
+        throw new Error("read-only boom");
+      }),
+    ).toThrow("read-only boom");
+    // Its savepoint is taken at its first write, after the read: the write is undone, "a" stays.
+    expect(() =>
+      store.transaction(() => {
+        expect(store.getAgent("a")?.id).toBe("a");
+        store.putAgent(agent("b"));
+        store.deleteAgent("a");
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    store.transaction(() => store.putAgent(agent("c")));
+    expect(store.listAgents().map((a) => a.id)).toEqual(["a", "c"]);
+    await store.whenDurable();
+    expect(storedAgents()).toEqual(["a", "c"]);
+  });
+
   test("one turn's transactions are written as one commit; a throwing one leaves nothing", async () => {
     store.transaction(() => store.putAgent(agent("a")));
     expect(() =>

@@ -7,8 +7,10 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
 import { StoreCorruptError, StoreFormatError } from "../src/store/store-errors.js";
 import { dumpStore } from "./format3-dump.js";
+import { dispatch, execution, step } from "./store-rows.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures", "format3");
 const DISPATCHES = ["d-done", "d-child", "d-run", "d-s1", "d-s2"];
@@ -110,7 +112,7 @@ describe("format versions", () => {
     const path = join(dir, "kernel.db");
     new SqliteStore(path).close();
     const db = new Database(path);
-    db.prepare("UPDATE meta SET value = '5' WHERE key = 'version'").run();
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION + 1));
     db.close();
     const err = (() => {
       try {
@@ -120,6 +122,50 @@ describe("format versions", () => {
       }
     })();
     expect(err).toBeInstanceOf(StoreFormatError);
-    expect((err as Error).message).toMatch(/format version 5; this one reads up to 4/);
+    expect((err as Error).message).toContain(
+      `format version ${FORMAT_VERSION + 1}; this one reads up to ${FORMAT_VERSION}`,
+    );
+  });
+
+  test("a format-4 file gets the format-5 indexes at open and serves its rows through them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rebuno-format-"));
+    dirs.push(dir);
+    const path = join(dir, "kernel.db");
+    const writer = new SqliteStore(path);
+    writer.transaction(() => {
+      writer.insertExecution(execution("e1"));
+      writer.insertStep(step("e1", "s1"));
+      writer.insertStep(step("e1", "s2", { status: "succeeded" }));
+      writer.insertDispatch(dispatch("d1", "e1", { status: "in_flight", attempt: 1, lockedAt: 5 }));
+    });
+    writer.close();
+    const indexes = (file: string): unknown[] => {
+      const db = new Database(file, { readonly: true });
+      const rows = db
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        .all();
+      db.close();
+      return rows;
+    };
+    const current = indexes(path);
+    // Back to format 4 as main wrote it: two more indexes, one of them on the lease's locked_at.
+    const db = new Database(path);
+    db.exec(`DROP INDEX dispatches_in_flight_idx;
+      CREATE INDEX dispatches_in_flight_idx ON dispatches (locked_at) WHERE status = 'in_flight';
+      CREATE INDEX steps_status_idx ON steps (execution_id, status);
+      UPDATE meta SET value = '4' WHERE key = 'version';`);
+    db.close();
+    expect(indexes(path)).not.toEqual(current);
+    const store = new SqliteStore(path);
+    expect(store.listStepsWithStatus("e1", ["executing"]).map((s) => s.stepId)).toEqual(["s1"]);
+    expect(store.listExpiredLeases(1010).map((d) => d.id)).toEqual(["d1"]);
+    expect(store.listExpiredLeases(1000)).toEqual([]);
+    store.close();
+    expect(indexes(path)).toEqual(current);
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe(
+      String(FORMAT_VERSION),
+    );
+    check.close();
   });
 });

@@ -232,12 +232,13 @@ export function submitStep(ctx: KernelContext, req: SubmitRequest, verdicts: Jud
       return decision({ decision: "blocked", step_id: stepId, approval_id: approval.id });
     }
     default: {
-      // The allowed path (nearly every step): its three events share one payload head.
+      // The allowed path (nearly every step): its three events share one payload head, and its row
+      // is written once, already executing (its proposed state never outlives this transaction).
       const head = stepPayloadHead(base);
-      recordProposed(ctx, base, head);
+      appendEventText(ctx, execution.id, "step.proposed", `${head}}`);
       const allowed = `${head}${ruleFields(verdict.ruleId, verdict.policyHash)}}`;
       appendEventText(ctx, execution.id, "step.allowed", allowed);
-      const executing = startExecuting(ctx, base, head);
+      const executing = startExecuting(ctx, base, head, "insert");
       consume(ctx, req, argsHash, occurrence);
       return decision(proceedBody(ctx, execution.id, stepId, executing));
     }
@@ -248,24 +249,28 @@ function consume(ctx: KernelContext, req: SubmitRequest, argsHash: string, occur
   ctx.store.setOccurrence(req.lease.dispatchId, req.kind, req.target, argsHash, occurrence);
 }
 
-// `head` is `stepPayloadHead(step)` when the caller already has it.
-function recordProposed(ctx: KernelContext, step: StepRow, head = stepPayloadHead(step)): void {
+function recordProposed(ctx: KernelContext, step: StepRow): void {
   ctx.store.insertStep(step);
-  appendEventText(ctx, step.executionId, "step.proposed", `${head}}`);
+  appendEventText(ctx, step.executionId, "step.proposed", `${stepPayloadHead(step)}}`);
 }
 
 const NO_ENTRIES: readonly ProceedResource[] = Object.freeze([]);
 
-/** Move a step to `executing` (appends `step.executing`, advances resource generations). */
+/**
+ * Move a step to `executing` (appends `step.executing`, advances resource generations); `"insert"`:
+ * the step is not stored yet and is written in this state.
+ */
 function startExecuting(
   ctx: KernelContext,
   step: StepRow,
   head = stepPayloadHead(step),
+  write: "insert" | "update" = "update",
 ): readonly ProceedResource[] {
   const executing = copyStep(step);
   executing.status = "executing";
   executing.startedAt = ctx.clock();
-  ctx.store.updateStep(executing);
+  if (write === "insert") ctx.store.insertStep(executing);
+  else ctx.store.updateStep(executing);
   if (executing.resources.length === 0) {
     appendEventText(ctx, step.executionId, "step.executing", `${head}}`);
     return NO_ENTRIES;

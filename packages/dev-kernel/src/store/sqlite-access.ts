@@ -24,6 +24,8 @@ export class SqliteTables {
   readonly dispatches = new BoundedCache<DispatchRow | null>();
   readonly agents = new BoundedCache<AgentRow | null>();
   private readonly caches = [this.executions, this.lastSeqs, this.steps, this.dispatches, this.agents];
+  /** The columns a cached row was written from, so that an update compares without mapping it again. */
+  private readonly columnsOf = new WeakMap<object, Columns>();
 
   constructor(path: string, options: SqliteStoreOptions) {
     this.file = new SqliteConnection(path, options, () => {
@@ -84,7 +86,7 @@ export class SqliteTables {
     else {
       // The row as SQLite holds it is known: set only the columns that change, so that SQLite
       // rewrites only the indexes on those (it rewrites an index for every column SET names).
-      const before = toColumns(table, prev);
+      const before = this.columnsOf.get(prev) ?? toColumns(table, prev);
       const changed = Object.keys(params).filter((c) => params[c] !== before[c]);
       if (changed.length > 0) {
         const [, name, where] = /^UPDATE (\w+) SET .* WHERE (.*)$/s.exec(stmt.source)!;
@@ -92,6 +94,8 @@ export class SqliteTables {
         this.update(this.q.cached(sql), params, update);
       }
     }
-    cache.set(key, fromColumns<T>(table, params));
+    const cached = fromColumns<T>(table, params);
+    this.columnsOf.set(cached, params);
+    cache.set(key, cached);
   }
 }

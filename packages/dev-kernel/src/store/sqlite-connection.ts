@@ -4,8 +4,8 @@
  * transactions with group commit.
  *
  * Group commit: the first transaction of an event-loop turn opens one SQLite transaction (`BEGIN`);
- * each store transaction is a savepoint inside it (a throw rolls back to it, undoing exactly that
- * transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
+ * each store transaction that writes is a savepoint inside it (a throw rolls back to it, undoing
+ * exactly that transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
  * that arrived together ran, or as soon as it holds {@link GROUP_COMMIT_MAX} store transactions.
  * Until then the writes are visible (same connection) but not durable, so nothing may be
  * acknowledged before `whenDurable()` resolves: the HTTP core awaits it before any answer, the
@@ -32,7 +32,7 @@ import {
   runQuickCheck,
 } from "./sqlite-file.js";
 import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
-import { FORMAT_VERSION, metaRows, SCHEMA } from "./sqlite-schema.js";
+import { FORMAT_VERSION, FORMAT4_TO_5, metaRows, SCHEMA } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
@@ -93,8 +93,10 @@ export class SqliteConnection {
   /** Store transactions of the batch that wrote; 0 = the batch wrote nothing. */
   private writes = 0;
   private depth = 0;
-  /** Whether the current store transaction wrote. */
+  /** Whether the current store transaction wrote (and, unless it opened the batch, holds a savepoint). */
   private wrote = false;
+  /** Whether the current store transaction opened the batch (`BEGIN`): undoing it is undoing the batch. */
+  private first = false;
   private scheduled = false;
   private waiting: Deferred | undefined;
   /**
@@ -173,11 +175,17 @@ export class SqliteConnection {
     // and the commit that runs it stalls a tenth as often. Measured: commit time 57 % → 30 % of the
     // store's CPU at 50 concurrent executions.
     db.pragma("wal_autocheckpoint = 10000");
+    // Each store transaction after a batch's first is a savepoint, whose journal holds the original
+    // of every page it changes: kept in memory, never spilled to a temporary file.
+    db.pragma("temp_store = MEMORY");
     db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on; committed by the first commit()
     this.open = true;
     if (options.quickCheck) runQuickCheck(db, path);
     let converted: MemoryStore | undefined;
-    if (version < FORMAT_VERSION) {
+    if (version === 4) {
+      db.exec(FORMAT4_TO_5);
+      this.writes = 1;
+    } else if (version < FORMAT_VERSION) {
       converted = readFormat3(db, path, version, this.seal);
       // Kept until the converted file is committed (finishOpen).
       this.backup = `${path}.format${version}-backup`;
@@ -232,13 +240,15 @@ export class SqliteConnection {
     if (this.depth > 0) return fn();
     if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
-    // The first transaction of a batch needs no savepoint: undoing it is undoing the batch.
+    // The first transaction of a batch needs no savepoint (undoing it is undoing the batch); a later
+    // one takes it at its first write (write()): one that only reads has nothing to undo.
     const first = !this.open;
     if (first) {
       this.sql.begin.run();
       this.open = true;
       this.schedule();
-    } else this.sql.savepoint.run();
+    }
+    this.first = first;
     this.depth = 1;
     this.wrote = false;
     let out: T;
@@ -254,7 +264,7 @@ export class SqliteConnection {
       } else if (first) {
         this.db.exec("ROLLBACK");
         this.open = false;
-      } else {
+      } else if (this.wrote) {
         this.sql.rollbackTo.run();
         this.sql.release.run();
       }
@@ -263,7 +273,7 @@ export class SqliteConnection {
     } finally {
       this.depth = 0;
     }
-    if (!first) this.sql.release.run();
+    if (!first && this.wrote) this.sql.release.run();
     if (this.wrote && ++this.writes >= GROUP_COMMIT_MAX) {
       const failure = this.commit();
       if (failure !== undefined) throw failure;
@@ -274,7 +284,10 @@ export class SqliteConnection {
   /** Run a write: inside the current transaction, or as its own. */
   write<T>(fn: () => T): T {
     if (this.depth === 0) return this.transaction(() => this.write(fn));
-    this.wrote = true;
+    if (!this.wrote) {
+      if (!this.first) this.sql.savepoint.run();
+      this.wrote = true;
+    }
     return fn();
   }
 

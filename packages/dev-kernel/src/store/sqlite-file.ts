@@ -27,18 +27,7 @@ const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occur
 
 /** Tables a file of each format must hold. */
 const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
-const FORMAT4_TABLES = [
-  "agents",
-  "executions",
-  "events",
-  "steps",
-  "dispatches",
-  "dispatch_step_counters",
-  "approvals",
-  "api_keys",
-  "resources",
-  "checkpoints",
-];
+const FORMAT4_TABLES = [...SCHEMA.matchAll(/CREATE TABLE (\w+)/g)].map((m) => m[1]!);
 
 const READ_ONLY_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 
@@ -223,8 +212,7 @@ export function checkFormat(db: Database.Database, path: string): number {
         `${FORMAT_VERSION}): upgrade @rebuno/dev-kernel, or point --store at another path`,
     );
   }
-  const expected =
-    version === FORMAT_VERSION ? FORMAT4_TABLES : version === 3 ? FORMAT3_TABLES : ["snapshot", "log"];
+  const expected = version >= 4 ? FORMAT4_TABLES : version === 3 ? FORMAT3_TABLES : ["snapshot", "log"];
   for (const t of expected) {
     if (!tables.includes(t)) throw new StoreFormatError(path, `${path} lacks its ${t} table`);
   }

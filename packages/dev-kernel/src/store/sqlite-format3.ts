@@ -10,6 +10,7 @@
 import { hash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { MemoryStore } from "./memory.js";
+import { readMeta } from "./sqlite-file.js";
 import type { SealFile } from "./sqlite-seal.js";
 import { describe, StoreCorruptError, StoreFormatError } from "./store-errors.js";
 import type { Store } from "./types.js";
@@ -72,12 +73,7 @@ export function readFormat3(
   version: number,
   seal: SealFile,
 ): MemoryStore {
-  const meta = new Map(
-    (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
-      r.key,
-      r.value,
-    ]),
-  );
+  const meta = readMeta(db);
   const generation = version >= 2 ? Number(meta.get("generation")) : 1;
   const logBase = version >= 2 ? Number(meta.get("log_base")) : 0;
   const sealed = seal.readFormat3();
@@ -92,6 +88,15 @@ export function readFormat3(
         `rather than silently undo acknowledged work: restore it from a backup, or delete ${seal.path} ` +
         "to accept what the file holds",
     );
+  const replayOps = (ops: string, what: string): void => {
+    try {
+      for (const [i, op] of (JSON.parse(ops) as unknown[]).entries()) apply(memory, op, i);
+    } catch (err) {
+      throw new StoreFormatError(path, `${path}: ${what} cannot be replayed: ${describe(err)}`, {
+        cause: err,
+      });
+    }
+  };
   const replay = (table: "snapshot" | "log", sql: string, arg: number): void => {
     for (const row of db.prepare(sql).iterate(arg) as Iterable<{ id: number; ops: string; sum?: string }>) {
       if (version >= 2) {
@@ -109,17 +114,7 @@ export function readFormat3(
       if (sealed?.generation === generation && sealed.rows === rows && sealed.chain !== chain) {
         throw lost(`its first ${rows} records differ from the ones acknowledged`);
       }
-      try {
-        for (const [i, op] of (JSON.parse(row.ops) as unknown[]).entries()) apply(memory, op, i);
-      } catch (err) {
-        throw new StoreFormatError(
-          path,
-          `${path}: ${table} row ${row.id} cannot be replayed: ${describe(err)}`,
-          {
-            cause: err,
-          },
-        );
-      }
+      replayOps(row.ops, `${table} row ${row.id}`);
     }
   };
   const sums = version >= 2 ? ", sum" : "";
@@ -154,17 +149,7 @@ export function readFormat3(
       if (c.sum !== sha(`cold\n${c.id}\n${c.row}\n${c.bundle}`).slice(0, 32)) {
         throw new StoreCorruptError(path, `${path}: the cold record of execution ${c.id} fails its checksum`);
       }
-      try {
-        for (const [i, op] of (JSON.parse(c.bundle) as unknown[]).entries()) apply(memory, op, i);
-      } catch (err) {
-        throw new StoreFormatError(
-          path,
-          `${path}: cold execution ${c.id} cannot be replayed: ${describe(err)}`,
-          {
-            cause: err,
-          },
-        );
-      }
+      replayOps(c.bundle, `cold execution ${c.id}`);
     }
   }
   return memory;

@@ -9,7 +9,10 @@
 export type Columns = Record<string, string | number | null>;
 
 interface ColumnSpec {
+  /** The row's field, or for a dotted field the nested object's (`spawnedBy`). */
   readonly field: string;
+  /** For a dotted field, the field inside the nested object (`executionId`). */
+  readonly inner: string | undefined;
   readonly column: string;
   readonly kind: "plain" | "bool" | "list";
 }
@@ -22,8 +25,9 @@ function spec(text: string): TableSpec {
     .trim()
     .split(/\s+/)
     .map((token) => {
-      const [field, column = field, kind = "plain"] = token.split(":") as [string, string?, string?];
-      return { field, column, kind: kind as ColumnSpec["kind"] };
+      const [path, column = path, kind = "plain"] = token.split(":") as [string, string?, string?];
+      const [field, inner] = path.split(".") as [string, string?];
+      return { field, inner, column, kind: kind as ColumnSpec["kind"] };
     });
 }
 
@@ -60,14 +64,11 @@ export const CHECKPOINTS = spec(`executionId:execution_id key seq generation che
 /** The named parameters (by column) that write `row` into a table of `table`'s spec. */
 export function toColumns(table: TableSpec, row: object): Columns {
   const out: Columns = {};
-  for (const { field, column, kind } of table) {
-    const dot = field.indexOf(".");
+  for (const { field, inner, column, kind } of table) {
     const value: unknown =
-      dot < 0
+      inner === undefined
         ? (row as Record<string, unknown>)[field]
-        : ((row as Record<string, Record<string, unknown> | undefined>)[field.slice(0, dot)]?.[
-            field.slice(dot + 1)
-          ] as unknown);
+        : (row as Record<string, Record<string, unknown> | undefined>)[field]?.[inner];
     out[column] =
       value === undefined
         ? null
@@ -85,13 +86,12 @@ export function toColumns(table: TableSpec, row: object): Columns {
 /** The row object a table row reads as (see the module comment). */
 export function fromColumns<T>(table: TableSpec, c: Columns): T {
   const row: Record<string, unknown> = {};
-  for (const { field, column, kind } of table) {
+  for (const { field, inner, column, kind } of table) {
     const value = c[column];
     if (value === null || value === undefined) continue;
     const read = kind === "bool" ? value === 1 : kind === "list" ? JSON.parse(value as string) : value;
-    const dot = field.indexOf(".");
-    if (dot < 0) row[field] = read;
-    else ((row[field.slice(0, dot)] ??= {}) as Record<string, unknown>)[field.slice(dot + 1)] = read;
+    if (inner === undefined) row[field] = read;
+    else ((row[field] ??= {}) as Record<string, unknown>)[inner] = read;
   }
   return row as T;
 }

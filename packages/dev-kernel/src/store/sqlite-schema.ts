@@ -11,6 +11,10 @@
  * execution and seq or step id): a commit writes one page per execution it touched per table,
  * and reading an execution's log or steps reads its own pages only.
  *
+ * Every index serves a query of sqlite-statements.ts, and none holds a column that every request
+ * rewrites: a lease renewal (`locked_at`) and a step's status change touch the row's page only.
+ * The status filters on an execution's steps read its own clustered rows instead of an index.
+ *
  * No foreign keys: the kernel deletes an execution's rows itself (`deleteExecution`) and may append
  * events before an execution row exists.
  */
@@ -21,10 +25,15 @@
  * rebuno-dev store".
  */
 export const FORMAT_NAME = "rebuno-dev-redo-log";
-/** `meta.version` this code writes: 4 = plain tables. 1–3 (the redo log) are converted at open. */
-export const FORMAT_VERSION = 4;
+/**
+ * `meta.version` this code writes: 5 = plain tables with only the indexes a query uses. 4 (the same
+ * tables with two more indexes) is brought to 5 at open by {@link FORMAT4_TO_5}; 1–3 (the redo log)
+ * are converted.
+ */
+export const FORMAT_VERSION = 5;
 
-const TERMINAL = "('completed', 'failed', 'cancelled')";
+/** The terminal execution statuses as an SQL list (the partial indexes and their queries share it). */
+export const TERMINAL = "('completed', 'failed', 'cancelled')";
 
 /** Every table and index of format {@link FORMAT_VERSION}. */
 export const SCHEMA = `
@@ -52,14 +61,13 @@ CREATE TABLE steps (execution_id TEXT NOT NULL, step_id TEXT NOT NULL, kind TEXT
   args TEXT, result TEXT, error TEXT, resources TEXT NOT NULL, input_tokens INTEGER, output_tokens INTEGER,
   created_at INTEGER NOT NULL, started_at INTEGER, completed_at INTEGER, PRIMARY KEY (execution_id, step_id))
   WITHOUT ROWID;
-CREATE INDEX steps_status_idx ON steps (execution_id, status);
 CREATE INDEX steps_failed_call_idx ON steps (execution_id, kind, target, args_hash) WHERE status = 'failed';
 CREATE TABLE dispatches (id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, status TEXT NOT NULL,
   attempt INTEGER NOT NULL, max_attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, locked_by TEXT,
   locked_at INTEGER, lease_ms INTEGER NOT NULL, created_at INTEGER NOT NULL);
 CREATE INDEX dispatches_execution_idx ON dispatches (execution_id);
 CREATE INDEX dispatches_due_idx ON dispatches (next_attempt_at) WHERE status IN ('pending', 'failed');
-CREATE INDEX dispatches_in_flight_idx ON dispatches (locked_at) WHERE status = 'in_flight';
+CREATE INDEX dispatches_in_flight_idx ON dispatches (execution_id) WHERE status = 'in_flight';
 CREATE TABLE dispatch_step_counters (dispatch_id TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
   args_hash TEXT NOT NULL, consumed INTEGER NOT NULL, PRIMARY KEY (dispatch_id, kind, target, args_hash))
   WITHOUT ROWID;
@@ -79,6 +87,12 @@ CREATE TABLE checkpoints (execution_id TEXT NOT NULL, key TEXT NOT NULL, seq INT
   UNIQUE (execution_id, key, seq));
 `;
 
+/** Format 4 → 5, inside the opening transaction: the indexes that every step and lease renewal rewrote. */
+export const FORMAT4_TO_5 = `
+DROP INDEX steps_status_idx; DROP INDEX dispatches_in_flight_idx;
+CREATE INDEX dispatches_in_flight_idx ON dispatches (execution_id) WHERE status = 'in_flight';
+UPDATE meta SET value = '${FORMAT_VERSION}' WHERE key = 'version';`;
+
 /**
  * The meta rows of a new file: `commits` counts committed batches (the seal file, sqlite-seal.ts,
  * compares it), `store_id` tells this file from another one put in its place.
@@ -87,6 +101,3 @@ export function metaRows(storeId: string): string {
   return `INSERT INTO meta (key, value) VALUES ('format', '${FORMAT_NAME}'), ('version', '${FORMAT_VERSION}'),
   ('store_id', '${storeId}'), ('commits', '0');`;
 }
-
-/** The terminal execution statuses as an SQL list (the partial indexes above use the same text). */
-export const TERMINAL_SQL = TERMINAL;

@@ -15,7 +15,7 @@ import {
   STEPS,
   type TableSpec,
 } from "./sqlite-rows.js";
-import { TERMINAL_SQL as terminal } from "./sqlite-schema.js";
+import { TERMINAL as terminal } from "./sqlite-schema.js";
 import type { ExecutionListQuery } from "./types.js";
 
 const names = (t: TableSpec): string[] => t.map((c) => c.column);
@@ -57,7 +57,7 @@ const SQL = {
        UNION ALL
        SELECT c.* FROM executions c JOIN executions p ON p.id = c.spawned_by_execution_id
        WHERE c.spawned_by_execution_id IS NOT NULL AND c.status NOT IN ${terminal} AND p.status IN ${terminal}`,
-  terminalBefore: `SELECT * FROM executions WHERE status IN ${terminal} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+  terminalBefore: `SELECT * FROM executions INDEXED BY executions_terminal_idx WHERE status IN ${terminal} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
   insertEvent:
     "INSERT INTO events (execution_id, event_seq, type, payload, occurred_at) VALUES (?, ?, ?, ?, ?)",
   listEvents: "SELECT * FROM events WHERE execution_id = ? AND event_seq > ? ORDER BY event_seq LIMIT ?",
@@ -71,7 +71,8 @@ const SQL = {
   getOccurrence:
     "SELECT consumed FROM dispatch_step_counters WHERE dispatch_id = ? AND kind = ? AND target = ? AND args_hash = ?",
   setOccurrence:
-    "INSERT OR REPLACE INTO dispatch_step_counters (dispatch_id, kind, target, args_hash, consumed) VALUES (?, ?, ?, ?, ?)",
+    // An upsert, not INSERT OR REPLACE (a delete and an insert of the same key).
+    "INSERT INTO dispatch_step_counters (dispatch_id, kind, target, args_hash, consumed) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET consumed = excluded.consumed",
   clearOccurrences: "DELETE FROM dispatch_step_counters WHERE dispatch_id = ?",
   insertDispatch: insertSql("dispatches", DISPATCHES),
   updateDispatch: updateSql("dispatches", DISPATCHES, ["id"]),
@@ -182,8 +183,8 @@ export function executionListSql(query: ExecutionListQuery): [string, unknown[]]
   return [`SELECT * FROM executions ${filter}ORDER BY id DESC LIMIT ?`, [...args, query.limit]];
 }
 
-/** `listStepsWithStatus`: one statement per number of statuses; the status index visits the matches only. */
+/** `listStepsWithStatus`: one statement per number of statuses, over the execution's clustered rows. */
 export function stepsWithStatusSql(count: number): string {
   const list = Array.from({ length: count }, () => "?").join(", ");
-  return `SELECT * FROM steps INDEXED BY steps_status_idx WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
+  return `SELECT * FROM steps WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
 }
