@@ -5,7 +5,8 @@
  */
 import type Database from "better-sqlite3";
 import { BoundedCache } from "./bounded-cache.js";
-import { SqliteConnection, type SqliteStoreOptions } from "./sqlite-connection.js";
+import { SqliteConnection } from "./sqlite-connection.js";
+import type { SqliteStoreOptions } from "./sqlite-options.js";
 import { type Columns, fromColumns, type TableSpec, toColumns } from "./sqlite-rows.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import type { AgentRow, DispatchRow, ExecutionRow, StepRow } from "./types.js";

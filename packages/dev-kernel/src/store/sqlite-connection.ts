@@ -32,30 +32,13 @@ import {
   runQuickCheck,
 } from "./sqlite-file.js";
 import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
+import type { SqliteStoreOptions } from "./sqlite-options.js";
 import { FORMAT_VERSION, FORMAT4_TO_5, metaRows, SCHEMA } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
-
-/** Options for `SqliteStore` (sqlite.ts). */
-export interface SqliteStoreOptions {
-  /**
-   * `NORMAL` (default) survives a process crash (SIGKILL) without losing a committed batch: in WAL
-   * mode the log is written before the commit returns, only an OS crash can lose the tail. `FULL`
-   * also fsyncs on every commit, for power-loss durability.
-   */
-  readonly synchronous?: "NORMAL" | "FULL";
-  /**
-   * Run SQLite's `PRAGMA quick_check` over the whole file at open (default true). It reads every
-   * page, about a second per GB: turn it off for very large stores whose disk you trust. The seal
-   * (acknowledged commits) is checked either way.
-   */
-  readonly quickCheck?: boolean;
-  /** Path of a `better_sqlite3.node` built for another Node ABI (passed to better-sqlite3). */
-  readonly nativeBinding?: string;
-}
 
 /** Options of the file (see `SqliteStoreOptions`). */
 export interface ConnectionOptions {

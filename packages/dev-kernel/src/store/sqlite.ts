@@ -1,6 +1,6 @@
 import { SqliteTables } from "./sqlite-access.js";
-import type { SqliteStoreOptions } from "./sqlite-connection.js";
 import { copyInto } from "./sqlite-format3.js";
+import type { SqliteStoreOptions } from "./sqlite-options.js";
 import {
   AGENTS,
   API_KEYS,
