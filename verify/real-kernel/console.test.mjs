@@ -111,6 +111,8 @@ describe("console against the real kernel (rebuno server, bearer token)", () => 
     await page.waitForSelector(`#executions tr[data-execution="${e.id}"]`, WAIT);
     expect(await page.textContent(`#executions tr[data-execution="${e.id}"]`)).toContain("console-idle");
     await page.click(`#executions tr[data-execution="${e.id}"] a`);
+    // The raw event log is folded under the waterfall; open it.
+    await page.click("#raw-events summary", WAIT);
     await page.waitForSelector('#events tr[data-event="execution.created"]', WAIT);
     await page.close();
   });
