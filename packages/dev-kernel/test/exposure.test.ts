@@ -109,10 +109,13 @@ describe("listen() in dev mode (anonymous requests have full access)", () => {
       if (address === undefined) return (original as (...a: unknown[]) => void)(hostname, options, callback);
       const done = (typeof options === "function" ? options : callback) as (
         e: null,
-        a: string,
-        f: number,
+        a: string | { address: string; family: number }[],
+        f?: number,
       ) => void;
-      process.nextTick(() => done(null, address, 4));
+      // Node 24's listen() asks for every address (`all: true`), Node 20's for one.
+      const all =
+        typeof options === "object" && options !== null && (options as { all?: boolean }).all === true;
+      process.nextTick(() => (all ? done(null, [{ address, family: 4 }]) : done(null, address, 4)));
     }) as typeof dns.lookup;
     dns.lookup = fake;
     try {

@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { type Bundle, bundleRebunoDev, rebunoDevCommand } from "@rebuno/test-kit";
+import { bundleRebunoDev, type RebunoDevBundle, rebunoDevCommand } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
@@ -80,8 +80,8 @@ async function storeWith(marker: string, n = 3): Promise<string> {
 }
 
 /** The bundled command for runs as another user, built once per file (see bundleRebunoDev). */
-let unprivileged: Promise<Bundle> | undefined;
-const unprivilegedCli = async () => (await (unprivileged ??= bundleRebunoDev())).path;
+let unprivileged: Promise<RebunoDevBundle> | undefined;
+const unprivilegedCli = async () => await (unprivileged ??= bundleRebunoDev());
 afterAll(async () => (await unprivileged)?.dispose());
 
 /** Run `rebuno-dev` on the file until it exits (it is expected to refuse to start). */
@@ -96,7 +96,7 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   const command =
     uid === undefined
       ? rebunoDevCommand(args)
-      : { command: process.execPath, args: [await unprivilegedCli(), ...args], env: {} };
+      : await unprivilegedCli().then((b) => ({ command: b.node, args: [b.path, ...args], env: {} }));
   const child = spawn(command.command, command.args, {
     env: { ...process.env, ...command.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -106,7 +106,11 @@ async function cli(path: string, uid?: number): Promise<{ code: number | null; s
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   child.stdout.resume();
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000); // it must refuse, not serve
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // A child that cannot be started at all fails the test with its reason, not a timeout.
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("exit", resolve);
+    child.once("error", reject);
+  });
   clearTimeout(timer);
   return { code, stderr };
 }

@@ -23,5 +23,5 @@ export {
   spawnRebunoDev,
   startRebunoDev,
 } from "./rebuno-dev.js";
-export { bundleRebunoDev } from "./rebuno-dev-bundle.js";
+export { bundleRebunoDev, type RebunoDevBundle } from "./rebuno-dev-bundle.js";
 export { loadVector, REPO_ROOT, VECTORS_DIR } from "./repository.js";

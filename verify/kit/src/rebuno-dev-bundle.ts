@@ -6,7 +6,16 @@
  * world-readable temporary folder, with a copy of better-sqlite3 (a native addon, loaded at run
  * time) and the package.json the command reads its version from.
  */
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -38,8 +47,31 @@ function copySqlite(modules: string): void {
   cpSync(fileUri, join(modules, "file-uri-to-path"), { recursive: true, dereference: true });
 }
 
+/** The bundled command, and a Node binary any user may run (the running one, linked or copied). */
+export interface RebunoDevBundle extends Bundle {
+  readonly node: string;
+}
+
+/**
+ * The running Node binary inside `folder`: it may itself sit in a private folder (CI's Node 24 is
+ * unpacked under the checkout), which another user cannot traverse. A hard link costs nothing; a
+ * copy when the link crosses file systems.
+ */
+function linkNode(folder: string): string {
+  const node = join(folder, "bin", "node");
+  mkdirSync(dirname(node), { recursive: true });
+  try {
+    linkSync(process.execPath, node);
+  } catch {
+    copyFileSync(process.execPath, node);
+  }
+  chmodSync(node, 0o755);
+  chmodSync(dirname(node), 0o755);
+  return node;
+}
+
 /** Bundle the command; `dispose()` removes the folder. */
-export async function bundleRebunoDev(): Promise<Bundle> {
+export async function bundleRebunoDev(): Promise<RebunoDevBundle> {
   const folder = mkdtempSync(join(tmpdir(), "rebuno-dev-cli-"));
   // dist/cli.mjs one level below the folder, like the package's own dist/cli.js: the CLI reads
   // `../package.json`, and better-sqlite3 resolves from `../node_modules`.
@@ -76,6 +108,7 @@ export async function bundleRebunoDev(): Promise<Bundle> {
   mkdirSync(join(folder, "node_modules"));
   copySqlite(join(folder, "node_modules"));
   // mkdtemp makes the folder 0700; everything below it is already readable by all.
+  const node = linkNode(folder);
   chmodSync(folder, 0o755);
-  return { path, dispose: () => rmSync(folder, { recursive: true, force: true }) };
+  return { path, node, dispose: () => rmSync(folder, { recursive: true, force: true }) };
 }
