@@ -1,12 +1,11 @@
 // The `rebuno` command against the real Go kernel (`rebuno dev`, protocol legacy), with the SDK
 // fixture agent serving its webhooks: the same commands and exit codes as against our dev kernel.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { EXIT } from "@rebuno/cli";
 import { parseRecording } from "@rebuno/protocol";
-import { bundleCli, freePort } from "@rebuno/test-kit";
+import { bundleCli, freePort, runBundle } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startAgentProcess } from "./lib/agent-process.mjs";
 import { startGoDev } from "./lib/go-kernel.mjs";
@@ -55,28 +54,9 @@ afterAll(async () => {
 });
 
 function rebuno(args, { env = {} } = {}) {
-  const child = spawn(process.execPath, [cli.path, ...args], {
-    env: {
-      ...process.env,
-      REBUNO_URL: go.url,
-      REBUNO_PROTOCOL: "legacy",
-      REBUNO_API_KEY: "",
-      NO_COLOR: "",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  return runBundle(cli, args, {
+    env: { REBUNO_URL: go.url, REBUNO_PROTOCOL: "legacy", REBUNO_API_KEY: "", NO_COLOR: "", ...env },
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) =>
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
 }
 
 async function created(input, agentId = "cli-agent") {

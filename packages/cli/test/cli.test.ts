@@ -3,7 +3,6 @@
  * with esbuild) against a real dev kernel on loopback with a real agent serving webhooks: every
  * command, its `--json` form, and the error paths with their documented exit codes.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +10,7 @@ import { join } from "node:path";
 import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
 import { Agent, type ServeHandle, Toolbox, tool } from "@rebuno/sdk";
-import { type Bundle, bundleCli } from "@rebuno/test-kit";
+import { type Bundle, type BundleRun, bundleCli, runBundle } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { runCli } from "../src/program.js";
@@ -81,38 +80,12 @@ afterAll(async () => {
   cli?.dispose();
 });
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 function rebuno(
   args: readonly string[],
   options: { env?: Record<string, string>; stdin?: string } = {},
-): Promise<Run> {
-  const child = spawn(process.execPath, [cli.path, ...args], {
-    env: {
-      ...process.env,
-      REBUNO_URL: url,
-      REBUNO_API_KEY: TOKEN,
-      NO_COLOR: "",
-      ...options.env,
-    },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(options.stdin ?? "");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) =>
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
+): Promise<BundleRun> {
+  const env = { REBUNO_URL: url, REBUNO_API_KEY: TOKEN, NO_COLOR: "", ...options.env };
+  return runBundle(cli, args, { env, stdin: options.stdin });
 }
 
 function file(name: string, text: string): string {

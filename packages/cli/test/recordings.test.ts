@@ -3,7 +3,6 @@
  * a child process against a real dev kernel on loopback with real agents serving webhooks: what
  * they print, the files they write, their exit codes, and that bad input changes nothing.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +11,7 @@ import { Client } from "@rebuno/client";
 import { type DevKernel, startDevKernel } from "@rebuno/dev-kernel";
 import { parseRecording } from "@rebuno/protocol";
 import { Agent, type ServeHandle, subagent, Toolbox, tool } from "@rebuno/sdk";
-import { type Bundle, bundleCli } from "@rebuno/test-kit";
+import { type Bundle, type BundleRun, bundleCli, runBundle } from "@rebuno/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 
@@ -94,28 +93,8 @@ afterAll(async () => {
   cli?.dispose();
 });
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function rebuno(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, [cli.path, ...args], {
-    env: { ...process.env, REBUNO_URL: url, REBUNO_API_KEY: TOKEN, NO_COLOR: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) =>
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
+function rebuno(args: readonly string[], env: Record<string, string> = {}): Promise<BundleRun> {
+  return runBundle(cli, args, { env: { REBUNO_URL: url, REBUNO_API_KEY: TOKEN, NO_COLOR: "", ...env } });
 }
 
 function file(name: string, body: string): string {

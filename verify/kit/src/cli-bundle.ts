@@ -4,6 +4,7 @@
  * tsx needs to transpile every source file again. Workspace packages resolve to their sources, as
  * in vitest; third-party code is bundled too.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -56,4 +57,38 @@ export async function bundleCli(): Promise<Bundle> {
     ],
   });
   return { path, dispose: () => rmSync(path, { force: true }) };
+}
+
+/** What one run of a bundled command printed, and how it exited. */
+export interface BundleRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Run a bundle (`node <path> …args`) to its end with `env` over this process's environment and
+ * `stdin` as its whole input; killed after 60 s so a command that hangs fails its test instead.
+ */
+export function runBundle(
+  bundle: Bundle,
+  args: readonly string[],
+  options: { readonly env?: Record<string, string>; readonly stdin?: string | undefined } = {},
+): Promise<BundleRun> {
+  const child = spawn(process.execPath, [bundle.path, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdin.end(options.stdin ?? "");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }

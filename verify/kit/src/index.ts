@@ -1,7 +1,7 @@
 // The test kit (`@rebuno/test-kit`, private): what the repository's suites share. Each suite imports
 // it by name; a guard test (verify/tests/kit-ownership.test.ts) keeps the helpers here.
 export { type AgentProcess, type AgentProcessOptions, startAgentProcess } from "./agent-process.js";
-export { type Bundle, bundleCli } from "./cli-bundle.js";
+export { type Bundle, type BundleRun, bundleCli, runBundle } from "./cli-bundle.js";
 export { ChildProcessFailed, type ChildProcessOutput } from "./errors.js";
 export {
   DEFAULT_WAIT_MS,
