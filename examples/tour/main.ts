@@ -1,7 +1,8 @@
 /**
  * The Rebuno tour: what the kernel does for an agent, shown on the embedded dev kernel in one
  * process tree. Run it with `pnpm tour` from the repository root (`--json` for JSON lines,
- * `--keep` to leave the kernel running afterwards).
+ * `--keep` to leave the kernel running afterwards, `--store sqlite:tour.db` to keep what it recorded
+ * in a SQLite file that `sqlite3 tour.db` opens afterwards).
  *
  * Stages: a decorated toolbox and a class agent; a tool denied by policy; a step held for
  * approval; the agent process killed mid-tool and the redelivery; a subagent in a session and a
@@ -13,24 +14,46 @@ import { parseArgs } from "node:util";
 import { Client } from "@rebuno/client";
 import { builtConsoleAssetsDir } from "@rebuno/console";
 import { startDevKernel } from "@rebuno/dev-kernel";
+import { ConfigurationError } from "@rebuno/protocol";
 import { bodyRuns } from "./agents.js";
 import { Narrator } from "./narrator.js";
 import { replayObservingFetch } from "./observe.js";
 import { runStages, type TourContext } from "./stages.js";
 import { traceIfConfigured } from "./tracing.js";
 
-const USAGE = `usage: pnpm tour [--json] [--keep]
+const USAGE = `usage: pnpm tour [--json] [--keep] [--store memory|sqlite:PATH]
 
   --json   print every line as a JSON object (one per line)
-  --keep   leave the kernel (and the tour's agents) running and print its URL`;
+  --keep   leave the kernel (and the tour's agents) running and print its URL
+  --store  memory (default) or sqlite:PATH: the kernel's store, as rebuno-dev's --store`;
+
+/** `--store memory|sqlite:PATH` as `startDevKernel`'s `store` option. */
+function storeOption(flag: string | undefined): "memory" | { sqlite: string } {
+  if (flag === undefined || flag === "memory") return "memory";
+  if (flag.startsWith("sqlite:") && flag.length > "sqlite:".length)
+    return { sqlite: flag.slice("sqlite:".length) };
+  throw new ConfigurationError(`--store must be memory or sqlite:PATH, got ${JSON.stringify(flag)}`);
+}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { json: { type: "boolean" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      json: { type: "boolean" },
+      keep: { type: "boolean" },
+      store: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help === true) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
+  }
+  let store: ReturnType<typeof storeOption>;
+  try {
+    store = storeOption(values.store);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
   }
   // Before the kernel starts, so every execution's spans are exported from the first request.
   const stopTracing = await traceIfConfigured("rebuno-tour");
@@ -41,6 +64,7 @@ async function main(): Promise<number> {
 
   // Short leases and a fast delivery loop, so the crash stage's redelivery takes seconds, not minutes.
   const kernel = await startDevKernel({
+    store,
     dispatch: {
       leaseTimeoutSeconds: 2,
       maxAttempts: 10,

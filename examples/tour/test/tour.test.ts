@@ -4,10 +4,14 @@
  * claims, and the process must exit 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli } from "@rebuno/cli";
 import { parseRecording, type Recording } from "@rebuno/protocol";
 import { formatReplayReport, replayRecording } from "@rebuno/testing";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ShopAgent } from "../agents.js";
 
@@ -119,8 +123,10 @@ describe("pnpm tour", () => {
     expect(summary.steps as number).toBeGreaterThanOrEqual(12);
   }, 120_000);
 
-  it("text mode with --keep: stage headings, no colour off a TTY, the kernel stays up until SIGINT; its executions export and the shop recording replays offline", async () => {
-    const tour = startTour(["--keep"]);
+  it("text mode with --keep and --store sqlite: stage headings, no colour off a TTY, the kernel stays up until SIGINT; its executions export, the shop recording replays offline, and the file holds them as rows", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rebuno-tour-"));
+    const file = join(dir, "tour.db");
+    const tour = startTour(["--keep", "--store", `sqlite:${file}`]);
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no kernel URL: ${tour.out()} ${tour.err()}`)),
@@ -152,8 +158,47 @@ describe("pnpm tour", () => {
     await exportAndReplay(url);
     tour.child.kill("SIGINT");
     expect(await tour.exit).toBe(0);
+    expectRows(file);
+    rmSync(dir, { recursive: true, force: true });
   }, 120_000);
+
+  it("--store with anything but memory or sqlite:PATH: exit 2 with the usage", async () => {
+    const tour = startTour(["--store", "postgres://x"]);
+    expect(await tour.exit).toBe(2);
+    expect(tour.err()).toContain('--store must be memory or sqlite:PATH, got "postgres://x"');
+    expect(tour.err()).toContain("usage: pnpm tour");
+  });
 });
+
+/** What `sqlite3 tour.db` shows after the tour (docs/dev-kernel.md): plain rows, one per step. */
+function expectRows(file: string): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    const count = (sql: string) => db.prepare(sql).pluck().get() as number;
+    expect(count("SELECT count(*) FROM executions WHERE status = 'completed'")).toBe(7);
+    expect(count("SELECT count(*) FROM steps")).toBe(12);
+    const shop = db
+      .prepare(
+        `SELECT s.target, s.status FROM steps s JOIN executions e ON e.id = s.execution_id
+         WHERE e.agent_id = 'shop' ORDER BY s.created_at`,
+      )
+      .all();
+    expect(shop).toEqual([
+      { target: "check_stock", status: "succeeded" },
+      { target: "order_id", status: "succeeded" },
+      { target: "place_order", status: "succeeded" },
+    ]);
+    const denials = db
+      .prepare(
+        `SELECT json_extract(payload, '$.rule_id') AS rule, count(*) AS n FROM events
+         WHERE type = 'step.denied' GROUP BY rule`,
+      )
+      .all();
+    expect(denials).toEqual([{ rule: "never-delete-accounts", n: 1 }]);
+  } finally {
+    db.close();
+  }
+}
 
 /** `rebuno exec export ID` in process: the recording it prints. */
 async function exportWithCli(url: string, id: string): Promise<Recording> {
