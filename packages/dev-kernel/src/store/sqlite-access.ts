@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3";
 import { BoundedCache } from "./bounded-cache.js";
 import { SqliteConnection } from "./sqlite-connection.js";
+import { checkJsonColumns } from "./sqlite-json.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
 import { type Columns, fromColumns, type TableSpec, toColumns } from "./sqlite-rows.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
@@ -39,13 +40,19 @@ export class SqliteTables {
     }
   }
 
+  // Rows read from the file have their JSON columns checked (sqlite-json.ts).
   all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
-    return (stmt.all(...args) as Columns[]).map((c) => fromColumns<T>(table, c));
+    return (stmt.all(...args) as Columns[]).map((c) => this.row<T>(table, c));
   }
 
   one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
     const c = stmt.get(...args) as Columns | undefined;
-    return c === undefined ? undefined : fromColumns<T>(table, c);
+    return c === undefined ? undefined : this.row<T>(table, c);
+  }
+
+  private row<T>(table: TableSpec, c: Columns): T {
+    checkJsonColumns(this.file.path, table, c);
+    return fromColumns<T>(table, c);
   }
 
   /** Run an UPDATE that must find its row (like the memory store, which throws otherwise). */
