@@ -26,6 +26,8 @@ export class SqliteTables {
   readonly dispatches = new BoundedCache<DispatchRow | null>();
   readonly agents = new BoundedCache<AgentRow | null>();
   private readonly caches = [this.executions, this.lastSeqs, this.steps, this.dispatches, this.agents];
+  /** Events whose JSON was checked (sqlite-json.ts): never changed, so kept across rollbacks. */
+  private readonly eventsChecked = new BoundedCache<number>();
   /** The columns a cached row was written from, so that an update compares without mapping it again. */
   private readonly columnsOf = new WeakMap<object, Columns>();
 
@@ -51,7 +53,7 @@ export class SqliteTables {
   }
 
   private row<T>(table: TableSpec, c: Columns): T {
-    checkJsonColumns(this.file.path, table, c);
+    checkJsonColumns(this.file.path, table, c, this.eventsChecked);
     return fromColumns<T>(table, c);
   }
 

@@ -6,12 +6,15 @@
  * client as a malformed body. SQLite's own checks (quick_check at open, the WAL's frame checksums)
  * find damage to the file's structure, not to the bytes of a value; a value whose text still
  * parses cannot be told from a real one (docs/dev-kernel.md, "What cannot be detected"). Text that
- * does not parse is caught here, once per read from SQLite (rows served from the store's caches
- * were written by this process and are not checked again), and refused with a
+ * does not parse is caught here, as rows are read from SQLite (rows served from the store's caches
+ * were written by this process and are not read again; events, which never change, are checked
+ * once per process: the first read of an execution's log checks it, later reads of the same rows
+ * skip them), and refused with a
  * {@link StoreRowCorruptError} naming the row: the request fails with the `store_corrupt` envelope
  * and every other row is served as before.
  */
 
+import type { BoundedCache } from "./bounded-cache.js";
 import type { Columns, TableSpec } from "./sqlite-rows.js";
 import { AGENTS, API_KEYS, APPROVALS, EVENTS, EXECUTIONS, RESOURCES, STEPS } from "./sqlite-rows.js";
 import { StoreCorruptError } from "./store-errors.js";
@@ -77,11 +80,31 @@ const CHECKED = new Map<TableSpec, Checked>([
 
 /**
  * Throw {@link StoreRowCorruptError} when a JSON column of `c`, a row of `table` as read from the
- * file at `path`, does not parse. Tables without JSON columns pass unchecked.
+ * file at `path`, does not parse. Tables without JSON columns pass unchecked. `eventsChecked`: per
+ * execution, the events 1…n already checked by this process (events never change; a log is read
+ * from its start or from where the reader stopped, so the checked rows stay a prefix).
  */
-export function checkJsonColumns(path: string, table: TableSpec, c: Columns): void {
+export function checkJsonColumns(
+  path: string,
+  table: TableSpec,
+  c: Columns,
+  eventsChecked: BoundedCache<number>,
+): void {
   const checked = CHECKED.get(table);
   if (checked === undefined) return;
+  if (table === EVENTS) {
+    const executionId = c.execution_id as string;
+    const seq = c.event_seq as number;
+    const through = eventsChecked.get(executionId) ?? 0;
+    if (seq <= through) return;
+    checkColumns(path, checked, c);
+    if (seq === through + 1) eventsChecked.set(executionId, seq);
+    return;
+  }
+  checkColumns(path, checked, c);
+}
+
+function checkColumns(path: string, checked: Checked, c: Columns): void {
   for (const column of checked.json) {
     const text = c[column];
     if (typeof text !== "string") continue;
