@@ -28,6 +28,7 @@ import {
 } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
+import { startDevKernel } from "../src/kernel.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { StoreRowCorruptError } from "../src/store/sqlite-json.js";
 import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
@@ -39,7 +40,7 @@ import {
 } from "../src/store/store-errors.js";
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
-import { execution, step } from "./store-rows.js";
+import { dispatch, execution, step } from "./store-rows.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
@@ -418,6 +419,56 @@ describe("damaged stores", () => {
     );
     await kernel.process.kill("SIGTERM");
   }, 90_000);
+
+  test("a damaged row does not stop the kernel's background work: the other execution is delivered, the damaged one reported once", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    agent(store, "a");
+    const now = Date.now();
+    store.transaction(() => {
+      for (const [id, inputJson] of [
+        [BAD, '{"input":"value-for-dispatch"}'],
+        [GOOD, '{"n":1}'],
+      ] as const) {
+        store.insertExecution(
+          execution(id, { status: "pending", inputJson, createdAt: now, updatedAt: now }),
+        );
+        // The damaged one is due first: it used to stop every pass of the delivery loop there.
+        store.insertDispatch(
+          dispatch(`d-${id}`, id, { nextAttemptAt: id === BAD ? now - 1000 : now, createdAt: now }),
+        );
+      }
+    });
+    await store.whenDurable();
+    store.close();
+    flipByteIn(path, ':"value-for-dispatch"', 0, 0x01);
+    const delivered: string[] = [];
+    const reports: unknown[] = [];
+    const kernel = await startDevKernel({
+      store: { sqlite: path },
+      dispatch: {
+        fetch: async (request) => {
+          delivered.push((JSON.parse(await request.text()) as { execution_id: string }).execution_id);
+          return new Response(null, { status: 200 });
+        },
+      },
+      onError: (err) => reports.push(err),
+    });
+    try {
+      for (let i = 0; i < 5; i++) await kernel.tick();
+      expect(delivered).toEqual([GOOD]);
+      expect(reports).toHaveLength(1);
+      expect(StoreRowCorruptError.isInstance(reports[0])).toBe(true);
+      expect(reports[0]).toMatchObject({
+        code: "store_corrupt",
+        table: "executions",
+        key: { id: BAD },
+        column: "input",
+      });
+    } finally {
+      await kernel.close();
+    }
+  });
 
   test("rebuno-dev exits with the corrupt-store code", async () => {
     const path = await storeWith("x", 3000);
