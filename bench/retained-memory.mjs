@@ -37,6 +37,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { rebunoDevCommand } from "@rebuno/test-kit";
 import { environment, report, round } from "./lib/stats.mjs";
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -56,7 +57,6 @@ const STARTUP = !process.argv.includes("--no-startup");
 const STARTUP_ROUNDS = QUICK ? 3 : 7;
 /** `--sqlite-only`: the `sqlite` subject (and its start-up timing) alone. */
 const SQLITE_ONLY = process.argv.includes("--sqlite-only");
-const REBUNO_DEV = fileURLToPath(new URL("../packages/dev/bin/rebuno-dev.js", import.meta.url));
 const SIDES = ["", "-wal", "-seal"];
 
 // ---------------------------------------------------------------------------------------------
@@ -283,15 +283,19 @@ function runChild(subject, n, keepDir) {
 
 /** Milliseconds from spawning `rebuno-dev` on `file` to its "listening" line; then it is stopped. */
 async function timeStart(file, quickCheck) {
-  const args = ["--quiet", "--no-console", "--listen", "127.0.0.1:0", "--store", `sqlite:${file}`];
-  const t0 = performance.now();
-  const c = spawn(
-    process.execPath,
-    [REBUNO_DEV, ...args, "--sqlite-quick-check", quickCheck ? "on" : "off"],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
+  // The built command (the bench measures dist/, like the kernel it filled).
+  const command = rebunoDevCommand(
+    ["--quiet", "--no-console", "--listen", "127.0.0.1:0", "--store", `sqlite:${file}`].concat([
+      "--sqlite-quick-check",
+      quickCheck ? "on" : "off",
+    ]),
+    "built",
   );
+  const t0 = performance.now();
+  const c = spawn(command.command, command.args, {
+    env: { ...process.env, ...command.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   c.stderr.on("data", (d) => (err += d));
