@@ -302,6 +302,26 @@ describe("damaged stores", () => {
     accepted.close();
   });
 
+  test("a flipped byte in a row's record header (a column's serial type) is found by quick_check at open, the file unchanged", async () => {
+    const path = await storeWithValues("header");
+    const bytes = readFileSync(path);
+    // The executions row's record header: id (36-character text: serial type 13 + 2 × 36), agent_id
+    // ("a": 15), agent_version (NULL: 0), input (text: 13 + 2 × its length).
+    const input = '{"input":"header","n":12345}';
+    const header = Buffer.from([13 + 2 * BAD.length, 15, 0, 13 + 2 * input.length]);
+    const at = bytes.indexOf(header);
+    expect(at).toBeGreaterThan(0);
+    expect(bytes.indexOf(BAD, at)).toBeGreaterThan(at); // the row's id follows its header
+    bytes[at + 3] = bytes[at + 3]! ^ 0x02; // input one byte longer: every later column shifts
+    writeFileSync(path, bytes);
+    const before = fingerprint(path);
+    const err = opening(path);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_corrupt", path });
+    expect((err as Error).message).toMatch(new RegExp(`^${path} is damaged: SQLite's quick_check reports `));
+    expect(fingerprint(path)).toEqual(before);
+  });
+
   test("a flipped byte inside a JSON value in the file: quick_check passes; reading its row is refused as store_corrupt naming the table and key; the other rows are served and nothing is written", async () => {
     const path = await storeWithValues("value-in-file");
     // ':' → ';' in the execution's input, the event's payload and the step's args.
