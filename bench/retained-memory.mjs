@@ -20,12 +20,24 @@
 // execution in memory, which docs/dev-kernel.md states).
 // Goals: SQLite RSS at N ≤ 150 MiB (N = 100,000 by default); memory-cap RSS stays bounded (RSS at N
 // ≤ 1.1 × RSS at 3N/4, both beyond the cap when N ≥ 4/3 × CAP).
-import { fork } from "node:child_process";
+//
+// Start-up (issue: "start-up time does not grow with the number of stored executions, apart from
+// SQLite's own quick_check, which can be turned off"): the `sqlite` child keeps its file at N/4,
+// N/2 and 3N/4 (a copy taken between two store calls: what a SIGKILL would leave) and at N (closed);
+// then `rebuno-dev --store sqlite:FILE` is timed from spawn to its "listening" line on each file,
+// with `--sqlite-quick-check on` and `off`, in interleaved rounds (each file opened once before,
+// untimed: the copies' WAL recovery, and the page cache warm for every timed start). Reported as
+// medians and as ratios start-up at N ÷ start-up at N/4. Goal: with quick_check off, ≤ 1.25 (no
+// step grows with N; the rest is Node's start). `--no-startup` skips it (the copies take ≈ 2.5 × the
+// final file's size on disk while they exist).
+import { fork, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { rebunoDevCommand } from "@rebuno/test-kit";
 import { environment, report, round } from "./lib/stats.mjs";
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -41,11 +53,16 @@ const AGENT = "bench-agent";
 // ops per execution), about what a kernel under HTTP load commits per turn.
 const FILL_PER_TURN = 10;
 const SECRET = "bench-secret";
+const STARTUP = !process.argv.includes("--no-startup");
+const STARTUP_ROUNDS = QUICK ? 3 : 7;
+/** `--sqlite-only`: the `sqlite` subject (and its start-up timing) alone. */
+const SQLITE_ONLY = process.argv.includes("--sqlite-only");
+const SIDES = ["", "-wal", "-seal"];
 
 // ---------------------------------------------------------------------------------------------
 // Child: one kernel, filled and measured.
 
-async function child(subject, n) {
+async function child(subject, n, keepDir) {
   const { startDevKernel } = await import("@rebuno/dev-kernel");
   const dir = mkdtempSync(join(tmpdir(), "rebuno-retained-"));
   const path = join(dir, "kernel.db");
@@ -70,7 +87,8 @@ async function child(subject, n) {
       globalThis.gc();
       globalThis.gc();
       const m = process.memoryUsage();
-      const hot = kernel.store.state?.memory?.countExecutions() ?? kernel.store.countExecutions();
+      // The SQLite store (format 5) keeps no execution in memory: every read is a query.
+      const hot = subject === "sqlite" ? 0 : kernel.store.countExecutions();
       const file = subject === "sqlite" ? fileBytes(path) : 0;
       return {
         n: filled,
@@ -97,6 +115,8 @@ async function child(subject, n) {
         await new Promise((r) => setImmediate(r)); // let the sweeps and group commit run
       }
       points.push(await measure(filled));
+      // A crash copy for the start-up timing (after the measurement; the last file is kept closed).
+      if (keepDir !== undefined && quarter < 4) copyStore(path, join(keepDir, `q${quarter}.db`));
     }
     if (process.env.RETAINED_HEAP_SNAPSHOT)
       (await import("node:v8")).writeHeapSnapshot(process.env.RETAINED_HEAP_SNAPSHOT);
@@ -104,8 +124,16 @@ async function child(subject, n) {
     else console.log(JSON.stringify(points));
   } finally {
     await kernel.close();
+    if (keepDir !== undefined)
+      for (const side of SIDES)
+        if (existsSync(path + side)) renameSync(path + side, join(keepDir, `q4.db${side}`));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Copy the store file with its WAL and seal, between two synchronous store calls. */
+function copyStore(from, to) {
+  for (const side of SIDES) if (existsSync(from + side)) copyFileSync(from + side, to + side);
 }
 
 /** RssAnon and RssFile of this process from /proc (Linux), in MiB. */
@@ -238,9 +266,9 @@ function copyExecution(store, t, n) {
 // ---------------------------------------------------------------------------------------------
 // Parent: run each subject in its own process and report.
 
-function runChild(subject, n) {
+function runChild(subject, n, keepDir) {
   return new Promise((resolve, reject) => {
-    const c = fork(SCRIPT, ["--child", subject, String(n)], {
+    const c = fork(SCRIPT, ["--child", subject, String(n), ...(keepDir ? [keepDir] : [])], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       execArgv: ["--expose-gc"],
     });
@@ -253,9 +281,108 @@ function runChild(subject, n) {
   });
 }
 
+/** Milliseconds from spawning `rebuno-dev` on `file` to its "listening" line; then it is stopped. */
+async function timeStart(file, quickCheck) {
+  // The built command (the bench measures dist/, like the kernel it filled).
+  const command = rebunoDevCommand(
+    ["--quiet", "--no-console", "--listen", "127.0.0.1:0", "--store", `sqlite:${file}`].concat([
+      "--sqlite-quick-check",
+      quickCheck ? "on" : "off",
+    ]),
+    "built",
+  );
+  const t0 = performance.now();
+  const c = spawn(command.command, command.args, {
+    env: { ...process.env, ...command.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  c.stderr.on("data", (d) => (err += d));
+  const exited = new Promise((resolve) => c.once("exit", resolve));
+  const ms = await new Promise((resolve, reject) => {
+    c.stdout.on("data", (d) => {
+      out += d;
+      if (out.includes("rebuno-dev listening on")) resolve(performance.now() - t0);
+    });
+    c.once("error", reject);
+    exited.then((code) => reject(new Error(`rebuno-dev on ${file} exited ${code}: ${err}`)));
+  });
+  // rebuno-dev installs its SIGTERM handler just after that line: a signal sooner kills it outright.
+  await sleep(300);
+  c.kill("SIGTERM");
+  const code = await exited;
+  if (code !== 0) throw new Error(`rebuno-dev on ${file} stopped with ${code}: ${err}`);
+  return ms;
+}
+
+/** Start-up of rebuno-dev on the kept files (q1…q4 = N/4…N), quick_check on and off. */
+async function startupTimes(keepDir, n) {
+  const files = [1, 2, 3, 4].map((q) => ({ q, n: Math.round((n * q) / 4), path: join(keepDir, `q${q}.db`) }));
+  for (const f of files) await timeStart(f.path, false); // WAL recovery of the copies; page cache warm
+  const samples = new Map(files.flatMap((f) => [true, false].map((on) => [`${f.q}/${on}`, []])));
+  for (let round = 0; round < STARTUP_ROUNDS; round++) {
+    // Interleaved, the order turned each round so no file is always first.
+    const order = round % 2 === 0 ? files : [...files].reverse();
+    for (const f of order)
+      for (const on of [true, false]) {
+        await sleep(200);
+        samples.get(`${f.q}/${on}`).push(await timeStart(f.path, on));
+      }
+  }
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const rows = files.map((f) => ({
+    n: f.n,
+    fileMiB: round(
+      SIDES.reduce((t, side) => t + (statSync(f.path + side, { throwIfNoEntry: false })?.size ?? 0), 0) / MIB,
+      1,
+    ),
+    quickCheckOnMs: round(median(samples.get(`${f.q}/true`)), 0),
+    quickCheckOffMs: round(median(samples.get(`${f.q}/false`)), 0),
+    rangeOnMs: [
+      round(Math.min(...samples.get(`${f.q}/true`)), 0),
+      round(Math.max(...samples.get(`${f.q}/true`)), 0),
+    ],
+    rangeOffMs: [
+      round(Math.min(...samples.get(`${f.q}/false`)), 0),
+      round(Math.max(...samples.get(`${f.q}/false`)), 0),
+    ],
+  }));
+  return {
+    rounds: STARTUP_ROUNDS,
+    rows,
+    ratioOn: round(rows[3].quickCheckOnMs / rows[0].quickCheckOnMs, 2),
+    ratioOff: round(rows[3].quickCheckOffMs / rows[0].quickCheckOffMs, 2),
+  };
+}
+
 async function main() {
   const t0 = Date.now();
-  const sqlite = await runChild("sqlite", N);
+  const keepDir = STARTUP ? mkdtempSync(join(tmpdir(), "rebuno-retained-startup-")) : undefined;
+  let sqlite;
+  let startup;
+  try {
+    sqlite = await runChild("sqlite", N, keepDir);
+    if (keepDir !== undefined) startup = await startupTimes(keepDir, N);
+  } finally {
+    if (keepDir !== undefined) rmSync(keepDir, { recursive: true, force: true });
+  }
+  if (SQLITE_ONLY) {
+    const last = sqlite.at(-1);
+    report("retained-memory", {
+      ...environment(),
+      quick: QUICK,
+      steps: STEPS,
+      seconds: Math.round((Date.now() - t0) / 1000),
+      sqlite,
+      startup,
+    });
+    console.log(`SQLite at N = ${N}: RSS ${last.rssMiB} MiB, file ${last.fileMiB} MiB`);
+    return;
+  }
   const capped = await runChild("memory-cap", N);
   const uncapped = await runChild("memory", UNCAPPED_N);
   const last = (points) => points.at(-1);
@@ -273,6 +400,7 @@ async function main() {
     sqlite,
     memoryCap: { cap: CAP, points: capped },
     memoryUncapped: { points: uncapped, heapKiBPerExecution: perExecutionKiB },
+    startup,
     goals: [
       {
         goal: `SQLite store: RSS ≤ 150 MiB with ${N.toLocaleString("en")} retained executions of ${STEPS} steps`,
@@ -289,9 +417,18 @@ async function main() {
         value: `${perExecutionKiB} KiB`,
         pass: true,
       },
+      ...(startup === undefined
+        ? []
+        : [
+            {
+              goal: `SQLite store: rebuno-dev start-up at N ÷ at N/4 ≤ 1.25 with quick_check off (N = ${N.toLocaleString("en")})`,
+              value: `${startup.ratioOff} (${startup.rows[0].quickCheckOffMs} → ${startup.rows[3].quickCheckOffMs} ms); quick_check on: ${startup.ratioOn} (${startup.rows[0].quickCheckOnMs} → ${startup.rows[3].quickCheckOnMs} ms)`,
+              pass: startup.ratioOff <= 1.25,
+            },
+          ]),
     ],
   });
 }
 
-if (process.argv[2] === "--child") await child(process.argv[3], Number(process.argv[4]));
+if (process.argv[2] === "--child") await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
 else await main();

@@ -22,6 +22,7 @@ export { MemoryStore } from "./store/memory.js";
 export type { SqliteStoreOptions } from "./store/sqlite.js";
 export { SqliteStore } from "./store/sqlite.js";
 export { SqliteUnavailableError } from "./store/sqlite-errors.js";
+export { StoreRowCorruptError } from "./store/sqlite-json.js";
 export {
   STORE_EXIT_CODES,
   StoreCommitError,

@@ -2,6 +2,10 @@
 // another application's database), a store with a broken page, a store missing
 // acknowledged records (a damaged or cut WAL), a file this process may not write. Each refusal is a
 // typed error naming the file, leaves the file as it was, and gives `rebuno-dev` its own exit code.
+// Damage inside a stored value (format 5 has no per-row checksum): in a WAL frame its checksum
+// fails (the seal reports the lost commits); in the file, a JSON column that no longer parses is
+// refused when its row is read (`store_corrupt` naming the row, the other rows served); a value that
+// still parses cannot be detected (docs/dev-kernel.md, "What cannot be detected").
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -15,10 +19,18 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { bundleRebunoDev, type RebunoDevBundle, rebunoDevCommand } from "@rebuno/test-kit";
+import {
+  bundleRebunoDev,
+  ProcessGroup,
+  type RebunoDevBundle,
+  rebunoDevCommand,
+  startRebunoDev,
+} from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
+import { startDevKernel } from "../src/kernel.js";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { StoreRowCorruptError } from "../src/store/sqlite-json.js";
 import { FORMAT_VERSION } from "../src/store/sqlite-schema.js";
 import {
   STORE_EXIT_CODES,
@@ -28,6 +40,7 @@ import {
 } from "../src/store/store-errors.js";
 import { crashCopy, tempDir } from "./sqlite-files.js";
 import { newPath } from "./sqlite-fixture.js";
+import { dispatch, execution, step } from "./store-rows.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 /** Root may write any file: the read-only cases run the kernel as `nobody` then. */
@@ -68,6 +81,47 @@ function breakPage(path: string): void {
   writeFileSync(path, bytes);
 }
 
+/**
+ * XOR one byte of `path` at `offset` within every copy of `marker`: the live row, and older copies
+ * that freed pages may still hold (a flip there alone would change nothing the store reads).
+ */
+function flipByteIn(path: string, marker: string, offset: number, xor: number): number {
+  const bytes = readFileSync(path);
+  let flipped = 0;
+  for (let at = bytes.indexOf(marker); at >= 0; at = bytes.indexOf(marker, at + 1)) {
+    bytes[at + offset] = bytes[at + offset]! ^ xor;
+    flipped++;
+  }
+  expect(flipped, `${marker} in ${path}`).toBeGreaterThan(0);
+  writeFileSync(path, bytes);
+  return flipped;
+}
+
+const BAD = "0193a000-0000-7000-8000-0000000000b1";
+const GOOD = "0193a000-0000-7000-8000-0000000000a1";
+
+/**
+ * A closed store (its WAL checkpointed into the file) holding agent `a`, execution GOOD and
+ * execution BAD with an event and a step, each with a JSON value naming `marker`.
+ */
+async function storeWithValues(marker: string): Promise<string> {
+  const path = newPath();
+  const store = new SqliteStore(path);
+  agent(store, "a");
+  const now = Date.now(); // recent: the kernel's retention sweep leaves them alone
+  store.transaction(() => {
+    const row = { status: "completed", createdAt: now, updatedAt: now } as const;
+    store.insertExecution(execution(GOOD, { ...row, inputJson: '{"n":1}' }));
+    store.insertExecution(execution(BAD, { ...row, inputJson: `{"input":"${marker}","n":12345}` }));
+    store.appendEvent(BAD, "execution.created", `{"payload":"${marker}"}`, now);
+    store.insertStep(step(BAD, "s1", { argsJson: `{"args":"${marker}"}`, createdAt: now }));
+  });
+  await store.whenDurable();
+  store.close();
+  expect(existsSync(`${path}-wal`)).toBe(false); // everything is in the file itself
+  return path;
+}
+
 /** A closed store holding agents `a0`…`a{n-1}` and one agent named `marker`. */
 async function storeWith(marker: string, n = 3): Promise<string> {
   const path = newPath();
@@ -82,7 +136,22 @@ async function storeWith(marker: string, n = 3): Promise<string> {
 /** The bundled command for runs as another user, built once per file (see bundleRebunoDev). */
 let unprivileged: Promise<RebunoDevBundle> | undefined;
 const unprivilegedCli = async () => await (unprivileged ??= bundleRebunoDev());
-afterAll(async () => (await unprivileged)?.dispose());
+/** Kernels started to serve (not to refuse), killed after the file's tests. */
+const serving = new ProcessGroup();
+afterAll(async () => {
+  await serving.killAll();
+  await (await unprivileged)?.dispose();
+});
+
+/** What `read` throws (it must throw). */
+function thrown(read: () => unknown): Error {
+  try {
+    read();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("the read succeeded");
+}
 
 /** Run `rebuno-dev` on the file until it exits (it is expected to refuse to start). */
 async function cli(path: string, uid?: number): Promise<{ code: number | null; stderr: string }> {
@@ -210,7 +279,9 @@ describe("damaged stores", () => {
     const copy = crashCopy(path); // SIGKILL now: all five are in the WAL, none checkpointed
     store.close();
     damage(`${copy}-wal`);
+    const before = fingerprint(copy);
     const err = opening(copy);
+    expect(fingerprint(copy)).toEqual(before); // nothing checkpointed into the file
     expect(StoreCorruptError.isInstance(err)).toBe(true);
     expect(err).toMatchObject({ code: "store_corrupt", path: copy });
     const message = (err as Error).message;
@@ -229,6 +300,194 @@ describe("damaged stores", () => {
     const accepted = new SqliteStore(copy);
     expect(accepted.listAgents().length).toBeLessThan(5);
     accepted.close();
+  });
+
+  test("a flipped byte in a row's record header (a column's serial type) is found by quick_check at open, the file unchanged", async () => {
+    const path = await storeWithValues("header");
+    const bytes = readFileSync(path);
+    // The executions row's record header: id (36-character text: serial type 13 + 2 × 36), agent_id
+    // ("a": 15), agent_version (NULL: 0), input (text: 13 + 2 × its length).
+    const input = '{"input":"header","n":12345}';
+    const header = Buffer.from([13 + 2 * BAD.length, 15, 0, 13 + 2 * input.length]);
+    const at = bytes.indexOf(header);
+    expect(at).toBeGreaterThan(0);
+    expect(bytes.indexOf(BAD, at)).toBeGreaterThan(at); // the row's id follows its header
+    bytes[at + 3] = bytes[at + 3]! ^ 0x02; // input one byte longer: every later column shifts
+    writeFileSync(path, bytes);
+    const before = fingerprint(path);
+    const err = opening(path);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_corrupt", path });
+    expect((err as Error).message).toMatch(new RegExp(`^${path} is damaged: SQLite's quick_check reports `));
+    expect(fingerprint(path)).toEqual(before);
+  });
+
+  test("a flipped byte inside a JSON value in the file: quick_check passes; reading its row is refused as store_corrupt naming the table and key; the other rows are served and nothing is written", async () => {
+    const path = await storeWithValues("value-in-file");
+    // ':' → ';' in the execution's input, the event's payload and the step's args.
+    expect(flipByteIn(path, ':"value-in-file"', 0, 0x01)).toBeGreaterThanOrEqual(3);
+    const store = new SqliteStore(path); // quick_check (on by default) finds nothing to refuse
+    try {
+      const before = fingerprint(path);
+      expect(store.getExecution(GOOD)?.inputJson).toBe('{"n":1}');
+      expect(store.getAgent("a")?.webhookUrl).toBe("http://a.test/");
+      const reads = [
+        [() => store.getExecution(BAD), "executions", { id: BAD }, "input"],
+        [() => store.listEvents(BAD, 0, 10), "events", { execution_id: BAD, event_seq: 1 }, "payload"],
+        [() => store.listSteps(BAD), "steps", { execution_id: BAD, step_id: "s1" }, "args"],
+        [() => store.getStep(BAD, "s1"), "steps", { execution_id: BAD, step_id: "s1" }, "args"],
+      ] as const;
+      for (const [read, table, key, column] of reads) {
+        const err = thrown(read);
+        expect(StoreRowCorruptError.isInstance(err), String(err)).toBe(true);
+        expect(StoreCorruptError.isInstance(err)).toBe(true);
+        expect(err).toMatchObject({ code: "store_corrupt", path, table, key, column });
+        const keyText = Object.entries(key)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ");
+        const row = `${table} row ${keyText} has invalid JSON in its ${column} column`;
+        expect(err).toMatchObject({ row });
+        expect(err.message.startsWith(`${path} is damaged: ${row} (`), err.message).toBe(true);
+        expect(err.message).toMatch(/\)\. The other rows are served; restore the file from a backup/);
+      }
+      // Refused again on the next read (nothing was cached), and the refusals wrote nothing.
+      expect(StoreRowCorruptError.isInstance(thrown(() => store.getExecution(BAD)))).toBe(true);
+      await store.whenDurable();
+      expect(fingerprint(path)).toEqual(before);
+    } finally {
+      store.close();
+    }
+    expect(readFileSync(path).includes(';"value-in-file"')).toBe(true); // the row is left as found
+  });
+
+  test("a flipped byte inside a value that stays valid JSON in the file cannot be detected: the changed value is served", async () => {
+    const path = await storeWithValues("still-valid");
+    flipByteIn(path, '"n":12345', 5, 0x01); // '2' → '3'
+    const store = new SqliteStore(path);
+    try {
+      expect(store.getExecution(BAD)?.inputJson).toBe('{"input":"still-valid","n":13345}');
+    } finally {
+      store.close();
+    }
+  });
+
+  test("a flipped byte inside a value in a WAL frame fails the frame's checksum: refused as losing the acknowledged commits from that frame on, nothing changed", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    agent(store, "a");
+    await store.whenDurable();
+    const now = Date.now();
+    store.insertExecution(
+      execution(BAD, { inputJson: '{"input":"value-in-wal"}', createdAt: now, updatedAt: now }),
+    );
+    await store.whenDurable(); // acknowledged, in its own commit
+    for (let i = 0; i < 3; i++) {
+      agent(store, `later${i}`);
+      await store.whenDurable();
+    }
+    const copy = crashCopy(path); // SIGKILL now: every commit in the WAL, none checkpointed
+    store.close();
+    expect(readFileSync(copy).includes("value-in-wal")).toBe(false);
+    // 'v' → 'w': the JSON would still parse, but the frame's checksum no longer matches.
+    flipByteIn(`${copy}-wal`, '"value-in-wal"', 1, 0x01);
+    const before = fingerprint(copy);
+    const err = opening(copy);
+    expect(StoreCorruptError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "store_corrupt", path: copy });
+    // Opening, agent a, then the execution's commit: recovery stops before its frame.
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^${copy} holds less than the kernel acknowledged \\(it holds 2 commits, but 6 were acknowledged`,
+      ),
+    );
+    expect(fingerprint(copy)).toEqual(before);
+    expect(existsSync(`${copy}-shm`)).toBe(false);
+  });
+
+  test("rebuno-dev answers a request for a damaged row with the store_corrupt envelope and keeps serving", async () => {
+    const path = await storeWithValues("value-for-cli");
+    flipByteIn(path, ':"value-for-cli"', 0, 0x01);
+    const kernel = await startRebunoDev({
+      store: `sqlite:${path}`,
+      args: ["--quiet", "--no-console"],
+      group: serving,
+    });
+    const get = async (target: string) => {
+      const res = await fetch(`${kernel.url}${target}`);
+      const text = await res.text();
+      return { status: res.status, type: res.headers.get("content-type"), text };
+    };
+    const envelope = {
+      code: "store_corrupt",
+      message: `store corrupt: executions row id=${BAD} has invalid JSON in its input column`,
+    };
+    for (const target of [`/v0/executions/${BAD}`, `/v0/executions/${BAD}/events`, "/v0/executions"]) {
+      const bad = await get(target);
+      expect(bad.status, target).toBe(500);
+      expect(bad.type).toBe("application/json; charset=utf-8");
+      expect(JSON.parse(bad.text), target).toEqual(envelope);
+    }
+    const good = await get(`/v0/executions/${GOOD}`);
+    expect(good.status).toBe(200);
+    expect(JSON.parse(good.text)).toMatchObject({ id: GOOD, input: { n: 1 }, status: "completed" });
+    expect((await get("/v0/health")).status).toBe(200);
+    expect(JSON.parse((await get(`/v0/executions/${BAD}`)).text)).toEqual(envelope);
+    expect(kernel.process.running).toBe(true);
+    // The operator's report names the file and the row.
+    expect(kernel.process.stderr()).toContain(
+      `rebuno-dev: http: StoreRowCorruptError: ${path} is damaged: executions row id=${BAD} has invalid JSON in its input column`,
+    );
+    await kernel.process.kill("SIGTERM");
+  }, 90_000);
+
+  test("a damaged row does not stop the kernel's background work: the other execution is delivered, the damaged one reported once", async () => {
+    const path = newPath();
+    const store = new SqliteStore(path);
+    agent(store, "a");
+    const now = Date.now();
+    store.transaction(() => {
+      for (const [id, inputJson] of [
+        [BAD, '{"input":"value-for-dispatch"}'],
+        [GOOD, '{"n":1}'],
+      ] as const) {
+        store.insertExecution(
+          execution(id, { status: "pending", inputJson, createdAt: now, updatedAt: now }),
+        );
+        // The damaged one is due first: it used to stop every pass of the delivery loop there.
+        store.insertDispatch(
+          dispatch(`d-${id}`, id, { nextAttemptAt: id === BAD ? now - 1000 : now, createdAt: now }),
+        );
+      }
+    });
+    await store.whenDurable();
+    store.close();
+    flipByteIn(path, ':"value-for-dispatch"', 0, 0x01);
+    const delivered: string[] = [];
+    const reports: unknown[] = [];
+    const kernel = await startDevKernel({
+      store: { sqlite: path },
+      dispatch: {
+        fetch: async (request) => {
+          delivered.push((JSON.parse(await request.text()) as { execution_id: string }).execution_id);
+          return new Response(null, { status: 200 });
+        },
+      },
+      onError: (err) => reports.push(err),
+    });
+    try {
+      for (let i = 0; i < 5; i++) await kernel.tick();
+      expect(delivered).toEqual([GOOD]);
+      expect(reports).toHaveLength(1);
+      expect(StoreRowCorruptError.isInstance(reports[0])).toBe(true);
+      expect(reports[0]).toMatchObject({
+        code: "store_corrupt",
+        table: "executions",
+        key: { id: BAD },
+        column: "input",
+      });
+    } finally {
+      await kernel.close();
+    }
   });
 
   test("rebuno-dev exits with the corrupt-store code", async () => {

@@ -41,7 +41,8 @@ export const ANONYMOUS_NETWORK_EXIT_CODE = 8;
 /** Usage text. */
 export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen host:port] [--store memory|sqlite:PATH]
                   [--auth anonymous|required] [--allow-anonymous]
-                  [--sqlite-synchronous normal|full] [--quiet] [--no-console] [--otlp-endpoint URL]
+                  [--sqlite-synchronous normal|full] [--sqlite-quick-check on|off]
+                  [--quiet] [--no-console] [--otlp-endpoint URL]
 
   --config   provisioning manifest (agents, api_keys, bootstrap_token); \${VAR} expanded
   --listen   address to bind (default 127.0.0.1:8080, env REBUNO_LISTEN_ADDR; ":8080" = all interfaces)
@@ -52,6 +53,9 @@ export const USAGE = `usage: rebuno-dev [--config provisioning.yaml] [--listen h
   --store    memory (default) or sqlite:PATH
   --sqlite-synchronous  durability of the SQLite store (env REBUNO_SQLITE_SYNCHRONOUS): normal (default)
              survives a killed process; full also fsyncs every commit, to survive power loss
+  --sqlite-quick-check  SQLite's quick_check of the whole file at start (env REBUNO_SQLITE_QUICK_CHECK):
+             on (default) reads every page, about a second per GB; off starts in a time that does not
+             grow with the file (the acknowledged-commit seal is checked either way)
   --quiet    do not print the one-line-per-step timeline of every execution
   --no-console  do not serve the web console at / (it is served by default)
   --otlp-endpoint  export the kernel's OpenTelemetry spans over OTLP/HTTP to this base URL
@@ -91,6 +95,26 @@ export function parseSqliteSynchronous(
       `${source} applies only to --store sqlite:PATH (the memory store keeps nothing on disk)`,
     );
   return level;
+}
+
+/**
+ * `--sqlite-quick-check` / `REBUNO_SQLITE_QUICK_CHECK` → the SQLite store's `quickCheck`. Like
+ * `--sqlite-synchronous`, refused with the memory store rather than ignored.
+ */
+export function parseSqliteQuickCheck(
+  value: string | undefined,
+  source: string,
+  store: "memory" | "sqlite",
+): boolean | undefined {
+  if (value === undefined || value === "") return undefined;
+  const on = { on: true, true: true, "1": true, off: false, false: false, "0": false }[value.toLowerCase()];
+  if (on === undefined)
+    throw new ConfigurationError(`${source} must be on or off, got ${JSON.stringify(value)}`);
+  if (store !== "sqlite")
+    throw new ConfigurationError(
+      `${source} applies only to --store sqlite:PATH (the memory store has no file to check)`,
+    );
+  return on;
 }
 
 function durationMs(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
@@ -160,7 +184,10 @@ export function parseCliArgs(
       allowAnonymousFlag = true;
       continue;
     }
-    const m = /^--(config|listen|store|sqlite-synchronous|auth|otlp-endpoint)(?:=(.*))?$/.exec(arg);
+    const m =
+      /^--(config|listen|store|sqlite-synchronous|sqlite-quick-check|auth|otlp-endpoint)(?:=(.*))?$/.exec(
+        arg,
+      );
     if (m === null) throw new ConfigurationError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new ConfigurationError(`--${m[1]} needs a value`);
@@ -177,12 +204,20 @@ export function parseCliArgs(
     syncFlag === undefined ? "REBUNO_SQLITE_SYNCHRONOUS" : "--sqlite-synchronous",
     sqlitePath === undefined ? "memory" : "sqlite",
   );
+  const quickFlag = flags.get("sqlite-quick-check");
+  const quickCheck = parseSqliteQuickCheck(
+    quickFlag ?? env.REBUNO_SQLITE_QUICK_CHECK,
+    quickFlag === undefined ? "REBUNO_SQLITE_QUICK_CHECK" : "--sqlite-quick-check",
+    sqlitePath === undefined ? "memory" : "sqlite",
+  );
   const store: DevKernelOptions["store"] =
     sqlitePath === undefined
       ? "memory"
-      : synchronous === undefined
-        ? { sqlite: sqlitePath }
-        : { sqlite: sqlitePath, synchronous };
+      : {
+          sqlite: sqlitePath,
+          ...(synchronous === undefined ? {} : { synchronous }),
+          ...(quickCheck === undefined ? {} : { quickCheck }),
+        };
 
   const config = flags.get("config");
   const provisioning = config === undefined ? undefined : loadProvisioning(config, env);

@@ -84,7 +84,10 @@ async function main(): Promise<number> {
     // Say what an acknowledged write survives: the durability level is a deployment decision.
     const level = store.synchronous ?? "NORMAL";
     const survives = level === "FULL" ? "fsync per commit, survives power loss" : "survives a killed process";
-    process.stdout.write(`rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})\n`);
+    const unchecked = store.quickCheck === false ? " quick_check=off" : "";
+    process.stdout.write(
+      `rebuno-dev store sqlite:${store.sqlite} synchronous=${level} (${survives})${unchecked}\n`,
+    );
   }
   if (staticAssets !== undefined) process.stdout.write(`rebuno-dev console at ${url}/\n`);
   if (options.otlpEndpoint !== undefined)

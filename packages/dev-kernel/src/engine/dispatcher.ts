@@ -7,6 +7,7 @@
 import { HEADER_EXECUTION_ID, HEADER_SIGNATURE, webhookSignature } from "@rebuno/protocol";
 import { agentLeaseMs } from "../config.js";
 import { WEBHOOK_EXTRA_HEADERS } from "../inferences.js";
+import { StoreRowCorruptError } from "../store/sqlite-json.js";
 import type { DispatchRow } from "../store/types.js";
 import { isTerminalExecution } from "../store/types.js";
 import { traceDelivery } from "../tracing.js";
@@ -45,6 +46,13 @@ export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** The delivery transport when the kernel was given no `fetch` (webhook-post.ts says why). */
   private readonly poster = new WebhookPoster();
+  /**
+   * Due rows whose claim read a damaged row of the SQLite store (`StoreRowCorruptError`, e.g. the
+   * execution's input): reported once and skipped for the life of the process (the row can only be
+   * repaired with the kernel stopped), so that they neither hold back the other deliveries nor keep
+   * the loop spinning on a row that is always due.
+   */
+  private readonly damaged = new Set<string>();
 
   constructor(private readonly ctx: KernelContext) {}
 
@@ -91,21 +99,35 @@ export class Dispatcher {
   pass(): void {
     if (this.stopped) return;
     const { store, config } = this.ctx;
+    let failed = false;
     try {
       const free = config.concurrency - this.inFlight.size;
       if (free > 0) {
-        for (const row of store.listDueDispatches(this.ctx.clock(), free)) {
-          const claimed = store.transaction(() => this.claim(row.id));
+        for (const row of store.listDueDispatches(this.ctx.clock(), free + this.damaged.size)) {
+          if (this.damaged.has(row.id)) continue;
+          let claimed: Claimed;
+          try {
+            claimed = store.transaction(() => this.claim(row.id));
+          } catch (err) {
+            if (!StoreRowCorruptError.isInstance(err)) throw err;
+            this.damaged.add(row.id);
+            this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
+            this.ctx.reportError(err, "dispatch");
+            continue;
+          }
           if (claimed.kind === "deliver") this.track(this.deliver(claimed));
         }
       }
     } catch (err) {
+      failed = true;
       this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", "dispatch"]);
       this.ctx.reportError(err, "dispatch");
     }
     const next = store.nextDispatchDueAt();
-    const wait =
+    let wait =
       next === undefined ? config.pollMs : Math.min(config.pollMs, Math.max(0, next - this.ctx.clock()));
+    // Still due now after a failed pass, or a skipped damaged row: poll instead of spinning.
+    if (wait === 0 && (failed || this.damaged.size > 0)) wait = config.pollMs;
     // A due row with no free worker waits for a delivery to finish (track() wakes the loop).
     this.schedule(this.inFlight.size >= config.concurrency ? config.pollMs : wait);
   }

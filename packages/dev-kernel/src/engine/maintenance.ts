@@ -5,6 +5,7 @@
  * drive the same work deterministically.
  */
 import { REASON_PARENT_TERMINAL } from "../inferences.js";
+import { StoreRowCorruptError } from "../store/sqlite-json.js";
 import { isTerminalExecution } from "../store/types.js";
 import { expireApprovals } from "./approvals.js";
 import type { KernelContext } from "./context.js";
@@ -56,15 +57,25 @@ export class Maintenance {
       fn();
     } catch (err) {
       this.ctx.metrics.inc("rebuno_worker_errors_total", ["loop", loop]);
+      // A damaged row of the SQLite store fails every sweep that lists it until it is repaired
+      // (with the kernel stopped): reported once, not every second.
+      if (StoreRowCorruptError.isInstance(err)) {
+        if (this.damaged.has(err.row)) return;
+        this.damaged.add(err.row);
+      }
       this.ctx.reportError(err, loop);
     }
   }
 
+  /** Damaged rows already reported (see guard). */
+  private readonly damaged = new Set<string>();
+
+  /** Each part guarded on its own: one that fails (a damaged row it lists) does not stop the others. */
   private sweep(): void {
-    expireApprovals(this.ctx);
-    this.cancelPastDeadline();
-    this.repairSubagents();
-    this.applyRetention();
+    this.guard("sweep", () => expireApprovals(this.ctx));
+    this.guard("sweep", () => this.cancelPastDeadline());
+    this.guard("sweep", () => this.repairSubagents());
+    this.guard("sweep", () => this.applyRetention());
   }
 
   private cancelPastDeadline(): void {

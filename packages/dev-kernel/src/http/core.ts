@@ -1,13 +1,15 @@
 /**
  * The transport-neutral kernel core: route, authenticate, run the handler, and turn every
  * failure into the error envelope. Nothing thrown by a handler can crash the process or escape
- * as a non-JSON answer; unexpected errors become `500 internal_error` and are reported.
+ * as a non-JSON answer; unexpected errors become `500 internal_error` and are reported (a damaged
+ * row of the SQLite store: `500 store_corrupt` naming it).
  */
 import { KernelError, parseJsonObjectWithRaw } from "@rebuno/protocol";
 import type { KernelContext } from "../engine/context.js";
 import { invalid, methodNotAllowed, notFound } from "../errors.js";
 import { MAX_JSON_DEPTH } from "../inferences.js";
 import type { CounterSeries } from "../metrics.js";
+import { StoreRowCorruptError } from "../store/sqlite-json.js";
 import { traceRequest } from "../tracing.js";
 import { authenticate } from "./auth.js";
 import { errorResponse } from "./respond.js";
@@ -74,6 +76,13 @@ const NO_SCOPES: readonly string[] = Object.freeze([]);
 function toErrorResponse(ctx: KernelContext, err: unknown): CoreResponse {
   if (KernelError.isInstance(err)) return errorResponse(err);
   ctx.reportError(err, "http");
+  // A damaged row of the SQLite store (store/sqlite-json.ts): the client is told which one, the
+  // file's path stays in the report.
+  if (StoreRowCorruptError.isInstance(err)) {
+    return errorResponse(
+      new KernelError(`store corrupt: ${err.row}`, { status: 500, code: "store_corrupt", retryable: false }),
+    );
+  }
   return errorResponse(new KernelError("internal error", { status: 500, code: "internal_error" }));
 }
 

@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3";
 import { BoundedCache } from "./bounded-cache.js";
 import { SqliteConnection } from "./sqlite-connection.js";
+import { checkJsonColumns } from "./sqlite-json.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
 import { type Columns, fromColumns, type TableSpec, toColumns } from "./sqlite-rows.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
@@ -25,6 +26,8 @@ export class SqliteTables {
   readonly dispatches = new BoundedCache<DispatchRow | null>();
   readonly agents = new BoundedCache<AgentRow | null>();
   private readonly caches = [this.executions, this.lastSeqs, this.steps, this.dispatches, this.agents];
+  /** Events whose JSON was checked (sqlite-json.ts): never changed, so kept across rollbacks. */
+  private readonly eventsChecked = new BoundedCache<number>();
   /** The columns a cached row was written from, so that an update compares without mapping it again. */
   private readonly columnsOf = new WeakMap<object, Columns>();
 
@@ -39,13 +42,19 @@ export class SqliteTables {
     }
   }
 
+  // Rows read from the file have their JSON columns checked (sqlite-json.ts).
   all<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T[] {
-    return (stmt.all(...args) as Columns[]).map((c) => fromColumns<T>(table, c));
+    return (stmt.all(...args) as Columns[]).map((c) => this.row<T>(table, c));
   }
 
   one<T>(stmt: Database.Statement, table: TableSpec, ...args: unknown[]): T | undefined {
     const c = stmt.get(...args) as Columns | undefined;
-    return c === undefined ? undefined : fromColumns<T>(table, c);
+    return c === undefined ? undefined : this.row<T>(table, c);
+  }
+
+  private row<T>(table: TableSpec, c: Columns): T {
+    checkJsonColumns(this.file.path, table, c, this.eventsChecked);
+    return fromColumns<T>(table, c);
   }
 
   /** Run an UPDATE that must find its row (like the memory store, which throws otherwise). */

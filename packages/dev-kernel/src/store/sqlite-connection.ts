@@ -35,6 +35,7 @@ import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
 import { FORMAT_VERSION, FORMAT4_TO_5, metaRows, SCHEMA } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
+import { lostBeforeOpen } from "./sqlite-wal-check.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
@@ -119,6 +120,9 @@ export class SqliteConnection {
     this.seal = new SealFile(path);
     // A seal left beside a store that was deleted speaks of commits this new file never had.
     if (created) this.seal.remove();
+    // Refused before the read-write connection, whose close would checkpoint (sqlite-wal-check.ts).
+    const lost = created ? undefined : lostBeforeOpen(path, this.seal, options.nativeBinding);
+    if (lost !== undefined) throw this.abandon(this.lost(lost));
     try {
       this.db = openSqliteDatabase(path, path, options.nativeBinding);
     } catch (err) {
@@ -359,12 +363,12 @@ export class SqliteConnection {
       }
     }
     try {
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      if (this.db?.inTransaction) this.db.exec("ROLLBACK");
     } catch {
       // The connection itself failed; the error being thrown already says why.
     }
     this.closed = true;
-    if (this.db.open) this.db.close();
+    if (this.db?.open) this.db.close(); // none yet when lostBeforeOpen refused
     this.seal.close();
     this.dropBackup(); // the file was left as it was
     return kept === undefined || !StoreCorruptError.isInstance(err)

@@ -1,7 +1,8 @@
 /**
  * Errors of the SQLite store, in the Rebuno error family (`@rebuno/protocol`). None of them is a
  * `KernelError`: they are not answers to a client. The HTTP core turns one raised under a request
- * into `500 internal_error` (and reports it); the CLI prints the message of one raised at start-up.
+ * into `500 internal_error` (and reports it), a damaged row (`StoreRowCorruptError`, sqlite-json.ts)
+ * into `500 store_corrupt` naming it; the CLI prints the message of one raised at start-up.
  */
 import { RebunoError, type RebunoErrorOptions } from "@rebuno/protocol";
 
@@ -53,7 +54,7 @@ export class StoreFormatError extends StoreError {
 
 /**
  * The file is a rebuno-dev store, but what it holds is damaged: SQLite's own check found broken
- * pages, a record fails its checksum, or the file holds fewer (or other) records than the kernel
+ * pages, a row's JSON text does not parse, or the file holds fewer (or other) records than the kernel
  * acknowledged before it stopped (a damaged or missing end of the WAL). The kernel refuses to
  * serve from it: answering from less than was acknowledged would silently undo finished work.
  * `message` names the file, the problem and what to do.

@@ -1,0 +1,119 @@
+/**
+ * The JSON columns of the SQLite store's tables, checked as rows are read from the file.
+ *
+ * The kernel splices stored JSON text into its answers without parsing it again (`RawJson`, the
+ * events body built by concatenation), so a column whose text no longer parses would reach a
+ * client as a malformed body. SQLite's own checks (quick_check at open, the WAL's frame checksums)
+ * find damage to the file's structure, not to the bytes of a value; a value whose text still
+ * parses cannot be told from a real one (docs/dev-kernel.md, "What cannot be detected"). Text that
+ * does not parse is caught here, as rows are read from SQLite (rows served from the store's caches
+ * were written by this process and are not read again; events, which never change, are checked
+ * once per process: the first read of an execution's log checks it, later reads of the same rows
+ * skip them), and refused with a
+ * {@link StoreRowCorruptError} naming the row: the request fails with the `store_corrupt` envelope
+ * and every other row is served as before.
+ */
+
+import type { BoundedCache } from "./bounded-cache.js";
+import type { Columns, TableSpec } from "./sqlite-rows.js";
+import { AGENTS, API_KEYS, APPROVALS, EVENTS, EXECUTIONS, RESOURCES, STEPS } from "./sqlite-rows.js";
+import { StoreCorruptError } from "./store-errors.js";
+
+/** A row of the file whose stored text is damaged (one of its JSON columns does not parse). */
+export class StoreRowCorruptError extends StoreCorruptError {
+  static {
+    StoreRowCorruptError.prototype.name = "StoreRowCorruptError";
+  }
+  /** The table (`executions`, `events`…). */
+  readonly table: string;
+  /** The row's key columns and values (`{ id: "…" }`, `{ execution_id: "…", event_seq: 3 }`). */
+  readonly key: Readonly<Record<string, string | number>>;
+  /** The column whose text does not parse. */
+  readonly column: string;
+  /** `<table> row <key> has invalid JSON in its <column> column`, without the file's path. */
+  readonly row: string;
+
+  constructor(
+    path: string,
+    table: string,
+    key: Readonly<Record<string, string | number>>,
+    column: string,
+    cause: unknown,
+  ) {
+    const keyText = Object.entries(key)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
+    const row = `${table} row ${keyText} has invalid JSON in its ${column} column`;
+    super(
+      path,
+      `${path} is damaged: ${row} (${cause instanceof Error ? cause.message : String(cause)}). The ` +
+        "other rows are served; restore the file from a backup, or repair or delete that row with " +
+        "an SQL tool while the kernel is stopped",
+      { cause },
+    );
+    this.table = table;
+    this.key = key;
+    this.column = column;
+    this.row = row;
+  }
+}
+
+interface Checked {
+  readonly table: string;
+  readonly key: readonly string[];
+  /** Columns holding one JSON value (spliced raw) or a JSON array of strings (`list` specs). */
+  readonly json: readonly string[];
+}
+
+const CHECKED = new Map<TableSpec, Checked>([
+  [EXECUTIONS, { table: "executions", key: ["id"], json: ["input", "output", "state", "restoration"] }],
+  [
+    STEPS,
+    { table: "steps", key: ["execution_id", "step_id"], json: ["args", "result", "error", "resources"] },
+  ],
+  [EVENTS, { table: "events", key: ["execution_id", "event_seq"], json: ["payload"] }],
+  [AGENTS, { table: "agents", key: ["id"], json: ["input_schema", "output_schema"] }],
+  [APPROVALS, { table: "approvals", key: ["id"], json: ["approvers"] }],
+  [API_KEYS, { table: "api_keys", key: ["id"], json: ["scopes"] }],
+  [RESOURCES, { table: "resources", key: ["execution_id", "key"], json: ["configuration", "binding"] }],
+]);
+
+/**
+ * Throw {@link StoreRowCorruptError} when a JSON column of `c`, a row of `table` as read from the
+ * file at `path`, does not parse. Tables without JSON columns pass unchecked. `eventsChecked`: per
+ * execution, the events 1…n already checked by this process (events never change; a log is read
+ * from its start or from where the reader stopped, so the checked rows stay a prefix).
+ */
+export function checkJsonColumns(
+  path: string,
+  table: TableSpec,
+  c: Columns,
+  eventsChecked: BoundedCache<number>,
+): void {
+  const checked = CHECKED.get(table);
+  if (checked === undefined) return;
+  if (table === EVENTS) {
+    const executionId = c.execution_id as string;
+    const seq = c.event_seq as number;
+    const through = eventsChecked.get(executionId) ?? 0;
+    if (seq <= through) return;
+    checkColumns(path, checked, c);
+    if (seq === through + 1) eventsChecked.set(executionId, seq);
+    return;
+  }
+  checkColumns(path, checked, c);
+}
+
+function checkColumns(path: string, checked: Checked, c: Columns): void {
+  for (const column of checked.json) {
+    const text = c[column];
+    if (typeof text !== "string") continue;
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      const key: Record<string, string | number> = {};
+      for (const k of checked.key) key[k] = c[k] as string | number;
+      throw new StoreRowCorruptError(path, checked.table, key, column, err);
+    }
+  }
+}
