@@ -39,8 +39,8 @@ const BESIDE = {
   ],
   "packages/dev-kernel/test/sqlite-damage.test.ts": [
     "Hostile input",
-    "damaged, empty, read-only and foreign SQLite files",
-    "start refuses with a typed error naming the file (no silent start), or opens read-only as documented",
+    "damaged, empty, read-only and foreign SQLite files; flipped bytes inside stored values (in the file, in a WAL frame)",
+    "start refuses with a typed error naming the file (no silent start) and leaves it unchanged, or opens read-only as documented; a row whose JSON no longer parses is answered with the `store_corrupt` envelope naming it while everything else is served; a flip that stays valid JSON is served (not detectable, documented)",
   ],
   "packages/dev-kernel/test/bad-input.test.ts": [
     "Hostile input",
