@@ -39,27 +39,14 @@ import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
 
-/** Options of the file (see `SqliteStoreOptions`). */
-export interface ConnectionOptions {
-  readonly synchronous: "NORMAL" | "FULL";
-  readonly quickCheck: boolean;
-  readonly nativeBinding?: string | undefined;
-}
-
-interface Deferred {
-  readonly promise: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
+/** A promise and its settling functions. */
+class Deferred {
+  resolve!: () => void;
+  reject!: (err: unknown) => void;
+  readonly promise = new Promise<void>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
   });
-  return { promise, resolve, reject };
 }
 
 const DURABLE: Promise<void> = Promise.resolve();
@@ -112,19 +99,18 @@ export class SqliteConnection implements Format3File {
         `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
       );
     }
-    const options: ConnectionOptions = { ...given, synchronous, quickCheck: given.quickCheck ?? true };
     loadSqliteDriver(path); // before touching the file: without better-sqlite3 nothing else matters
-    const created = prepareStoreFile(path, options.nativeBinding);
+    const created = prepareStoreFile(path, given.nativeBinding);
     this.seal = new SealFile(path);
     // A seal left beside a store that was deleted speaks of commits this new file never had.
     if (created) this.seal.remove();
     try {
-      this.db = openSqliteDatabase(path, path, options.nativeBinding);
+      this.db = openSqliteDatabase(path, path, given.nativeBinding);
     } catch (err) {
       throw classifySqliteError(path, err, "open");
     }
     try {
-      this.configure(options);
+      this.configure(synchronous, given.quickCheck ?? true);
       this.sql = {
         begin: this.db.prepare("BEGIN"),
         commit: this.db.prepare("COMMIT"),
@@ -139,7 +125,7 @@ export class SqliteConnection implements Format3File {
   }
 
   /** Lock, check and (if needed) convert the file; leaves the opening transaction open. */
-  private configure(options: ConnectionOptions): void {
+  private configure(synchronous: "NORMAL" | "FULL", quickCheck: boolean): void {
     const { db, path } = this;
     // Before the first read: the lock is taken by that read and then kept (module comment).
     db.pragma("locking_mode = EXCLUSIVE");
@@ -151,7 +137,7 @@ export class SqliteConnection implements Format3File {
     if (mode !== "wal") {
       throw new StoreError(path, `${path}: SQLite cannot use WAL mode there (${String(mode)}); use a file`);
     }
-    db.pragma(`synchronous = ${options.synchronous}`);
+    db.pragma(`synchronous = ${synchronous}`);
     // A checkpoint (copying the WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB of
     // WAL) instead of SQLite's 1 000: a page rewritten by many commits in between is copied once,
     // and the commit that runs it stalls a tenth as often. Measured: commit time 57 % → 30 % of the
@@ -162,7 +148,7 @@ export class SqliteConnection implements Format3File {
     db.pragma("temp_store = MEMORY");
     db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on; committed by the first commit()
     this.open = true;
-    if (options.quickCheck) runQuickCheck(db, path);
+    if (quickCheck) runQuickCheck(db, path);
     if (version < 4) {
       this.converting = { version, meta: readMeta(db) };
       // Kept until the converted file is committed (finishOpen).
@@ -280,7 +266,7 @@ export class SqliteConnection implements Format3File {
     if (this.broken !== undefined) return Promise.reject(this.broken);
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.writes === 0) return DURABLE;
-    this.waiting ??= deferred();
+    this.waiting ??= new Deferred();
     return this.waiting.promise;
   }
 

@@ -1,7 +1,7 @@
 /**
  * The store's row objects (types.ts) as rows of the SQLite tables (sqlite-schema.ts), and back, with
- * the statements that write them. Each table is a list of `field:column:kind` specs: a NULL column
- * is an absent field; `bool` is 0/1; `list` is a JSON array of strings; a dotted field
+ * the statements that write them. Each table is a list of fields (`Table`): a NULL column is an
+ * absent field; `bool` is 0/1; `list` is a JSON array of strings; a dotted field
  * (`spawnedBy.executionId`) is a field of a nested object, present when its column is not NULL.
  * Parameters are positional arrays in column order: no object of named parameters per write.
  */
@@ -37,34 +37,44 @@ const value = (row: object, c: Column): unknown =>
 const param = (c: Column, v: unknown): unknown =>
   v === undefined ? null : c.kind === "bool" ? (v ? 1 : 0) : c.kind === "list" ? JSON.stringify(v) : v;
 
-/** One table: its columns, the first `keys` of which are its primary key. */
+const snake = (path: string): string =>
+  path.replace(/Json$/, "").replace(/[.A-Z]/g, (c) => (c === "." ? "_" : `_${c.toLowerCase()}`));
+
+/** One table: its name, its columns, the first `keys` of which are its primary key. */
 export class Table<T extends object> {
+  readonly name: string;
   readonly columns: readonly Column[];
+  private readonly keys: number;
   readonly insert: string;
   /** The bits of every non-key column: an update of a row whose old version is unknown. */
   readonly all: number;
   private readonly updates = new Map<number, string>();
 
-  /** `spec`: `"field"` (column = field), `"field:column"` or `"field:column:bool|list"`, by spaces. */
-  constructor(
-    readonly name: string,
-    private readonly keys: number,
-    spec: string,
-    upsert = false,
-  ) {
-    this.columns = spec
+  /**
+   * `spec`: `name (key fields) fields`, by spaces, each field `field`, `field:bool|list` or
+   * `field=column`. A field's column is its name in snake case without a `Json` suffix
+   * (`inputSchemaJson` → `input_schema`). `upsert`: inserting an existing key updates its row.
+   */
+  constructor(spec: string, upsert = false) {
+    const [, name, key, rest] = /^(\w+) \(([^)]*)\)(.*)$/s.exec(spec)!;
+    this.name = name!;
+    this.keys = key!.split(" ").length;
+    this.columns = `${key} ${rest}`
       .trim()
       .split(/\s+/)
       .map((token) => {
-        const [path, column = path, kind = "plain"] = token.split(":") as [string, string?, string?];
+        const [named, kind = "plain"] = token.split(":") as [string, string?];
+        const [path, column = snake(path)] = named.split("=") as [string, string?];
         const [field, inner] = path.split(".") as [string, string?];
         return { field, inner, column, kind };
       });
     const names = this.columns.map((c) => c.column);
-    const set = names.slice(keys).map((c) => `${c} = excluded.${c}`);
-    const conflict = upsert ? ` ON CONFLICT (${names.slice(0, keys)}) DO UPDATE SET ${set.join(", ")}` : "";
+    const set = names.slice(this.keys).map((c) => `${c} = excluded.${c}`);
+    const conflict = upsert
+      ? ` ON CONFLICT (${names.slice(0, this.keys)}) DO UPDATE SET ${set.join(", ")}`
+      : "";
     this.insert = `INSERT INTO ${name} (${names.join(", ")}) VALUES (${names.map(() => "?")})${conflict}`;
-    this.all = (2 ** this.columns.length - 1) & ~(2 ** keys - 1);
+    this.all = (2 ** this.columns.length - 1) & ~(2 ** this.keys - 1);
   }
 
   /** Every column of `row`, in order (the INSERT's parameters). */
@@ -121,66 +131,35 @@ export class Table<T extends object> {
 }
 
 export const EXECUTIONS = new Table<ExecutionRow>(
-  "executions",
-  1,
-  `id agentId:agent_id agentVersion:agent_version inputJson:input status
-  outputJson:output stateJson:state failureReason:failure_reason createdAt:created_at updatedAt:updated_at
-  deadlineAt:deadline_at session parentExecutionId:parent_execution_id idempotencyKey:idempotency_key
-  spawnedBy.executionId:spawned_by_execution_id spawnedBy.stepId:spawned_by_step_id forkedFrom:forked_from
-  forkSeq:fork_seq restorationJson:restoration policyBundle:policy_bundle
-  rateLimitParked:rate_limit_parked:bool tokensUsed:tokens_used onBehalfOf:on_behalf_of`,
+  `executions (id) agentId agentVersion inputJson status outputJson stateJson failureReason createdAt
+  updatedAt deadlineAt session parentExecutionId idempotencyKey spawnedBy.executionId spawnedBy.stepId
+  forkedFrom forkSeq restorationJson policyBundle rateLimitParked:bool tokensUsed onBehalfOf`,
 );
 export const STEPS = new Table<StepRow>(
-  "steps",
-  2,
-  `executionId:execution_id stepId:step_id kind target argsHash:args_hash occurrence
-  status idempotency argsJson:args resultJson:result errorJson:error resources:resources:list
-  inputTokens:input_tokens outputTokens:output_tokens createdAt:created_at startedAt:started_at
-  completedAt:completed_at`,
+  `steps (executionId stepId) kind target argsHash occurrence status idempotency argsJson resultJson
+  errorJson resources:list inputTokens outputTokens createdAt startedAt completedAt`,
 );
-export const EVENTS = new Table<EventRow>(
-  "events",
-  2,
-  "executionId:execution_id seq:event_seq type payloadJson:payload occurredAt:occurred_at",
-);
+export const EVENTS = new Table<EventRow>("events (executionId seq=event_seq) type payloadJson occurredAt");
 export const DISPATCHES = new Table<DispatchRow>(
-  "dispatches",
-  1,
-  `id executionId:execution_id status attempt maxAttempts:max_attempts
-  nextAttemptAt:next_attempt_at lockedBy:locked_by lockedAt:locked_at leaseMs:lease_ms createdAt:created_at`,
+  "dispatches (id) executionId status attempt maxAttempts nextAttemptAt lockedBy lockedAt leaseMs createdAt",
 );
 export const APPROVALS = new Table<ApprovalRow>(
-  "approvals",
-  1,
-  `id executionId:execution_id stepId:step_id status approvers:approvers:list
-  message timeoutAt:timeout_at decidedBy:decided_by decidedAt:decided_at rationale createdAt:created_at`,
+  "approvals (id) executionId stepId status approvers:list message timeoutAt decidedBy decidedAt rationale createdAt",
 );
 export const AGENTS = new Table<AgentRow>(
-  "agents",
-  1,
-  `id webhookUrl:webhook_url secret policyBundle:policy_bundle registeredAt:registered_at
-  leaseTimeoutSeconds:lease_timeout_seconds description inputSchemaJson:input_schema
-  outputSchemaJson:output_schema`,
+  `agents (id) webhookUrl secret policyBundle registeredAt leaseTimeoutSeconds description inputSchemaJson
+  outputSchemaJson`,
   true,
 );
 export const API_KEYS = new Table<ApiKeyRow>(
-  "api_keys",
-  1,
-  "id name scopes:scopes:list tokenHash:token_hash createdAt:created_at rotatedAt:rotated_at revokedAt:revoked_at",
+  "api_keys (id) name scopes:list tokenHash createdAt rotatedAt revokedAt",
 );
-// ON CONFLICT … DO UPDATE keeps the row (and its rowid: registration order).
+// The upsert keeps the row (and its rowid: registration order).
 export const RESOURCES = new Table<ResourceRow>(
-  "resources",
-  2,
-  `executionId:execution_id key driverId:driver_id configurationJson:configuration
-  configurationHash:configuration_hash coverageReuse:coverage_reuse:bool everySteps:every_steps
-  onCompletion:on_completion:bool generation count registeredSeq:registered_seq bindingJson:binding
-  checkpointRef:checkpoint_ref`,
+  `resources (executionId key) driverId configurationJson configurationHash coverageReuse:bool everySteps
+  onCompletion:bool generation count registeredSeq bindingJson checkpointRef`,
   true,
 );
 export const CHECKPOINTS = new Table<CheckpointRow>(
-  "checkpoints",
-  3,
-  `executionId:execution_id key seq generation checkpointRef:checkpoint_ref
-  coveredSeq:covered_seq invalidatedSeq:invalidated_seq`,
+  "checkpoints (executionId key seq) generation checkpointRef coveredSeq invalidatedSeq",
 );
