@@ -15,7 +15,7 @@
  *
  * Every index serves a query of sqlite-statements.ts, and none holds a column that every request
  * rewrites: a lease renewal (`locked_at`) and a step's status change touch the row's page only.
- * The status filters on an execution's steps read its own clustered rows instead of an index.
+ * The status filters on an execution's steps read its rows through the primary-key index.
  *
  * No foreign keys: the kernel deletes an execution's rows itself (`deleteExecution`) and may append
  * events before an execution row exists.

@@ -28,8 +28,9 @@ export const SQL = {
   lastEventSeq: "SELECT coalesce(max(event_seq), 0) FROM events WHERE execution_id = ?",
   getStep: "SELECT * FROM steps WHERE execution_id = ? AND step_id = ?",
   listSteps: "SELECT * FROM steps WHERE execution_id = ? ORDER BY step_id",
+  // The planner would walk all of the execution's steps in step_id order instead (format 6).
   failedForCall:
-    "SELECT * FROM steps WHERE execution_id = ? AND kind = ? AND target = ? AND args_hash = ? AND status = 'failed' ORDER BY step_id",
+    "SELECT * FROM steps INDEXED BY steps_failed_call_idx WHERE execution_id = ? AND kind = ? AND target = ? AND args_hash = ? AND status = 'failed' ORDER BY step_id",
   getOccurrence:
     "SELECT consumed FROM dispatch_step_counters WHERE dispatch_id = ? AND kind = ? AND target = ? AND args_hash = ?",
   setOccurrence:
@@ -97,7 +98,7 @@ export function executionListSql(query: ExecutionListQuery): [string, unknown[]]
   return [`SELECT * FROM executions ${filter}ORDER BY id DESC LIMIT ?`, [...args, query.limit]];
 }
 
-/** `listStepsWithStatus`: one statement per number of statuses, over the execution's clustered rows. */
+/** `listStepsWithStatus`: one statement per number of statuses (the execution's rows by primary key). */
 export function stepsWithStatusSql(count: number): string {
   const list = Array.from({ length: count }, () => "?").join(", ");
   return `SELECT * FROM steps WHERE execution_id = ? AND status IN (${list}) ORDER BY step_id`;
