@@ -44,7 +44,7 @@ export class SqliteStore implements Store {
   private readonly dispatches = new BoundedCache<DispatchRow | null>();
   private readonly agents = new BoundedCache<AgentRow | null>();
   private readonly noResources = new BoundedCache<true>();
-  /** Every counter of a dispatch, for dispatches whose counters this process cleared (all the live ones). */
+  /** Every counter of a dispatch whose counters this process cleared (every live one), up to 1 024. */
   private readonly counters = new BoundedCache<Map<string, number>>();
 
   constructor(
@@ -251,7 +251,10 @@ export class SqliteStore implements Store {
     consumed: number,
   ): void {
     this.run(SQL.setOccurrence, dispatchId, kind, target, argsHash, consumed);
-    this.counters.get(dispatchId)?.set(`${kind}\n${target}\n${argsHash}`, consumed);
+    const known = this.counters.get(dispatchId);
+    // A dispatch with that many distinct calls is read from SQLite instead: the cache stays bounded.
+    if (known !== undefined && known.size >= BoundedCache.LIMIT) this.counters.delete(dispatchId);
+    else known?.set(`${kind}\n${target}\n${argsHash}`, consumed);
   }
 
   clearOccurrences(dispatchId: string): void {
