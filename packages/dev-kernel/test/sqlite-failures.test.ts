@@ -24,7 +24,7 @@ import { KNOWN, newPath, PHASES } from "./sqlite-fixture.js";
 
 /** The store's connection, to make its commits fail for real. */
 function connection(store: SqliteStore): Database.Database {
-  return (store as unknown as { t: { file: { db: Database.Database } } }).t.file.db;
+  return (store as unknown as { file: { db: Database.Database } }).file.db;
 }
 
 /**

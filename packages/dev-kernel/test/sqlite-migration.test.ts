@@ -127,45 +127,74 @@ describe("format versions", () => {
     );
   });
 
-  test("a format-4 file gets the format-5 indexes at open and serves its rows through them", () => {
-    const dir = mkdtempSync(join(tmpdir(), "rebuno-format-"));
-    dirs.push(dir);
-    const path = join(dir, "kernel.db");
-    const writer = new SqliteStore(path);
-    writer.transaction(() => {
-      writer.insertExecution(execution("e1"));
-      writer.insertStep(step("e1", "s1"));
-      writer.insertStep(step("e1", "s2", { status: "succeeded" }));
-      writer.insertDispatch(dispatch("d1", "e1", { status: "in_flight", attempt: 1, lockedAt: 5 }));
-    });
-    writer.close();
-    const indexes = (file: string): unknown[] => {
-      const db = new Database(file, { readonly: true });
-      const rows = db
-        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
-        .all();
+  test.each([4, 5])(
+    "a format-%i file gets the format-6 tables and indexes at open and serves its rows",
+    (version) => {
+      const dir = mkdtempSync(join(tmpdir(), "rebuno-format-"));
+      dirs.push(dir);
+      const path = join(dir, "kernel.db");
+      const writer = new SqliteStore(path);
+      writer.transaction(() => {
+        writer.insertExecution(execution("e1"));
+        writer.insertStep(step("e1", "s1"));
+        writer.insertStep(step("e1", "s2", { status: "succeeded" }));
+        writer.insertDispatch(dispatch("d1", "e1", { status: "in_flight", attempt: 1, lockedAt: 5 }));
+        writer.appendEvent("e1", "execution.created", "{}", 1);
+        writer.appendEvent("e1", "step.proposed", '{"n":1.0}', 2);
+      });
+      writer.close();
+      const schema = (file: string): unknown[] => {
+        const db = new Database(file, { readonly: true });
+        const rows = db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all();
+        db.close();
+        return rows;
+      };
+      const current = schema(path);
+      // Back to format 5 as main wrote it: events and steps clustered by execution (WITHOUT ROWID).
+      const db = new Database(path);
+      for (const [name, key] of [
+        ["events", "execution_id, event_seq"],
+        ["steps", "execution_id, step_id"],
+      ] as const) {
+        const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").pluck().get(name) as string;
+        expect(sql).not.toContain("WITHOUT ROWID");
+        db.exec(`ALTER TABLE ${name} RENAME TO ${name}6; ${sql.replace(`PRIMARY KEY (${key}))`, `PRIMARY KEY (${key})) WITHOUT ROWID`)};
+        INSERT INTO ${name} SELECT * FROM ${name}6; DROP TABLE ${name}6;`);
+      }
+      db.exec(`DROP INDEX IF EXISTS steps_failed_call_idx;
+      CREATE INDEX steps_failed_call_idx ON steps (execution_id, kind, target, args_hash) WHERE status = 'failed';
+      UPDATE meta SET value = '5' WHERE key = 'version';`);
+      expect(
+        db
+          .prepare("SELECT name FROM sqlite_master WHERE sql LIKE '%WITHOUT ROWID' ORDER BY name")
+          .pluck()
+          .all(),
+      ).toEqual(["dispatch_step_counters", "events", "meta", "steps"]);
+      // Back to format 4: two more indexes, one of them on the lease's locked_at.
+      if (version === 4) {
+        db.exec(`DROP INDEX dispatches_in_flight_idx;
+        CREATE INDEX dispatches_in_flight_idx ON dispatches (locked_at) WHERE status = 'in_flight';
+        CREATE INDEX steps_status_idx ON steps (execution_id, status);
+        UPDATE meta SET value = '4' WHERE key = 'version';`);
+      }
       db.close();
-      return rows;
-    };
-    const current = indexes(path);
-    // Back to format 4 as main wrote it: two more indexes, one of them on the lease's locked_at.
-    const db = new Database(path);
-    db.exec(`DROP INDEX dispatches_in_flight_idx;
-      CREATE INDEX dispatches_in_flight_idx ON dispatches (locked_at) WHERE status = 'in_flight';
-      CREATE INDEX steps_status_idx ON steps (execution_id, status);
-      UPDATE meta SET value = '4' WHERE key = 'version';`);
-    db.close();
-    expect(indexes(path)).not.toEqual(current);
-    const store = new SqliteStore(path);
-    expect(store.listStepsWithStatus("e1", ["executing"]).map((s) => s.stepId)).toEqual(["s1"]);
-    expect(store.listExpiredLeases(1010).map((d) => d.id)).toEqual(["d1"]);
-    expect(store.listExpiredLeases(1000)).toEqual([]);
-    store.close();
-    expect(indexes(path)).toEqual(current);
-    const check = new Database(path, { readonly: true });
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe(
-      String(FORMAT_VERSION),
-    );
-    check.close();
-  });
+      expect(schema(path)).not.toEqual(current);
+      const store = new SqliteStore(path);
+      expect(store.listStepsWithStatus("e1", ["executing"]).map((s) => s.stepId)).toEqual(["s1"]);
+      expect(store.listExpiredLeases(1010).map((d) => d.id)).toEqual(["d1"]);
+      expect(store.listExpiredLeases(1000)).toEqual([]);
+      expect(store.listEvents("e1", 0, 10).map((e) => [e.seq, e.payloadJson])).toEqual([
+        [1, "{}"],
+        [2, '{"n":1.0}'],
+      ]);
+      expect(store.appendEvent("e1", "step.allowed", "{}", 3)).toBe(3);
+      store.close();
+      expect(schema(path)).toEqual(current);
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe(
+        String(FORMAT_VERSION),
+      );
+      check.close();
+    },
+  );
 });

@@ -4,7 +4,6 @@
  * and the deletion of a whole execution on top.
  */
 import { compactExecution, compactStep, compactString } from "./compact.js";
-import type { MemoryContents, OccurrenceEntry } from "./memory-contents.js";
 import { insertSorted, pushIndex, removeIndex, removeSorted } from "./memory-indexes.js";
 import { UndoJournal } from "./memory-journal.js";
 import type { EventRow, ExecutionListQuery, ExecutionRow, StepKind, StepRow, StepStatus } from "./types.js";
@@ -35,38 +34,6 @@ export abstract class ExecutionTables extends UndoJournal {
   protected readonly events = new Map<string, EventRow[]>();
   protected readonly steps = new Map<string, Map<string, StepRow>>();
   protected readonly occurrences = new Map<string, Occurrences>();
-
-  /**
-   * This class's part of `MemoryStore.contents()`, fixed now: containers that are written in place
-   * are copied (step maps, occurrence counters) or bounded (an event log only ever grows, so its
-   * length now is enough); rows are shared.
-   */
-  protected executionContents(): Pick<MemoryContents, "executions" | "eventLogs" | "steps" | "occurrences"> {
-    const logs = Array.from(this.events.values(), (list) => [list, list.length] as const);
-    const steps = Array.from(this.steps.values(), (m) => [...m.values()]);
-    return {
-      executions: [...this.executions.values()],
-      eventLogs: (function* () {
-        for (const [list, n] of logs) yield n === list.length ? list : list.slice(0, n);
-      })(),
-      steps: (function* () {
-        for (const list of steps) yield* list;
-      })(),
-      occurrences: [...this.occurrenceEntries()],
-    };
-  }
-
-  /** Every occurrence counter, dispatch by dispatch. */
-  private *occurrenceEntries(): Generator<OccurrenceEntry> {
-    for (const [dispatchId, byCall] of this.occurrences) {
-      for (const [call, byArgs] of byCall) {
-        const cut = call.indexOf(SEP); // kinds never contain SEP; targets may
-        const kind = call.slice(0, cut) as StepKind;
-        const target = call.slice(cut + 1);
-        for (const [argsHash, consumed] of byArgs) yield { dispatchId, kind, target, argsHash, consumed };
-      }
-    }
-  }
 
   // --- executions -----------------------------------------------------------------------------
 

@@ -1,4 +1,3 @@
-import type { MemoryContents } from "./memory-contents.js";
 import { ExecutionTables } from "./memory-executions.js";
 import { pushIndex, removeIndex } from "./memory-indexes.js";
 import type {
@@ -37,23 +36,6 @@ export class MemoryStore extends ExecutionTables implements Store {
   }
 
   close(): void {}
-
-  /**
-   * The whole state, for converting a redo-log SQLite file (sqlite-format3.ts; see {@link MemoryContents}): the tables as they are now,
-   * copied by reference (rows are immutable values), so it stays valid while the store is written.
-   */
-  contents(): MemoryContents {
-    return {
-      ...this.executionContents(),
-      dispatches: [...this.dispatches.values()],
-      approvals: [...this.approvals.values()],
-      agents: [...this.agents.values()],
-      apiKeys: [...this.apiKeys.values()],
-      resources: Array.from(this.resources.values(), (m) => [...m.values()]).flat(),
-      // updateCheckpoint replaces list entries in place: copy the lists.
-      checkpoints: Array.from(this.checkpoints.values(), (list) => list.slice()).flat(),
-    };
-  }
 
   /** Delete the execution and everything that belongs to it (dispatches, approvals, resources…). */
   deleteExecution(id: string): void {

@@ -22,7 +22,6 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { ConfigurationError } from "@rebuno/protocol";
 import type Database from "better-sqlite3";
-import type { MemoryStore } from "./memory.js";
 import { loadSqliteDriver, openSqliteDatabase } from "./sqlite-driver.js";
 import {
   checkFormat,
@@ -31,9 +30,9 @@ import {
   readMeta,
   runQuickCheck,
 } from "./sqlite-file.js";
-import { FORMAT3_DROP, readFormat3 } from "./sqlite-format3.js";
+import type { Format3File } from "./sqlite-format3.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
-import { FORMAT_VERSION, FORMAT4_TO_5, metaRows, SCHEMA } from "./sqlite-schema.js";
+import { FORMAT_VERSION, metaRows, SCHEMA, UPGRADES } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
 import { lostBeforeOpen } from "./sqlite-wal-check.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
@@ -41,35 +40,22 @@ import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
 
-/** Options of the file (see `SqliteStoreOptions`). */
-export interface ConnectionOptions {
-  readonly synchronous: "NORMAL" | "FULL";
-  readonly quickCheck: boolean;
-  readonly nativeBinding?: string | undefined;
-}
-
-interface Deferred {
-  readonly promise: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
+/** A promise and its settling functions. */
+class Deferred {
+  resolve!: () => void;
+  reject!: (err: unknown) => void;
+  readonly promise = new Promise<void>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
   });
-  return { promise, resolve, reject };
 }
 
 const DURABLE: Promise<void> = Promise.resolve();
 
 /** The open file (see the module comment). */
-export class SqliteConnection {
+export class SqliteConnection implements Format3File {
   readonly db: Database.Database;
-  private readonly seal: SealFile;
+  readonly seal: SealFile;
   private storeId = "";
   private commits = 0;
   /** A `BEGIN` is open (the batch). */
@@ -94,8 +80,8 @@ export class SqliteConnection {
   private closed = false;
   /** Set when the connection itself died: every later transaction and `whenDurable()` fails with it. */
   private broken: StoreUnavailableError | undefined;
-  /** The state of a converted redo-log file, to be written into the tables before the first commit. */
-  readonly converted: MemoryStore | undefined;
+  /** A redo-log file being converted (its version and old meta), replayed before the first commit. */
+  converting: Format3File["converting"] = undefined;
   private backup: string | undefined;
   private readonly sql: Record<
     "begin" | "commit" | "savepoint" | "release" | "rollbackTo" | "count",
@@ -114,22 +100,21 @@ export class SqliteConnection {
         `SqliteStore: synchronous must be "NORMAL" or "FULL", got ${JSON.stringify(synchronous)}`,
       );
     }
-    const options: ConnectionOptions = { ...given, synchronous, quickCheck: given.quickCheck ?? true };
     loadSqliteDriver(path); // before touching the file: without better-sqlite3 nothing else matters
-    const created = prepareStoreFile(path, options.nativeBinding);
+    const created = prepareStoreFile(path, given.nativeBinding);
     this.seal = new SealFile(path);
     // A seal left beside a store that was deleted speaks of commits this new file never had.
     if (created) this.seal.remove();
     // Refused before the read-write connection, whose close would checkpoint (sqlite-wal-check.ts).
-    const lost = created ? undefined : lostBeforeOpen(path, this.seal, options.nativeBinding);
+    const lost = created ? undefined : lostBeforeOpen(path, this.seal, given.nativeBinding);
     if (lost !== undefined) throw this.abandon(this.lost(lost));
     try {
-      this.db = openSqliteDatabase(path, path, options.nativeBinding);
+      this.db = openSqliteDatabase(path, path, given.nativeBinding);
     } catch (err) {
       throw classifySqliteError(path, err, "open");
     }
     try {
-      this.converted = this.configure(options);
+      this.configure(synchronous, given.quickCheck ?? true);
       this.sql = {
         begin: this.db.prepare("BEGIN"),
         commit: this.db.prepare("COMMIT"),
@@ -144,7 +129,7 @@ export class SqliteConnection {
   }
 
   /** Lock, check and (if needed) convert the file; leaves the opening transaction open. */
-  private configure(options: ConnectionOptions): MemoryStore | undefined {
+  private configure(synchronous: "NORMAL" | "FULL", quickCheck: boolean): void {
     const { db, path } = this;
     // Before the first read: the lock is taken by that read and then kept (module comment).
     db.pragma("locking_mode = EXCLUSIVE");
@@ -156,7 +141,7 @@ export class SqliteConnection {
     if (mode !== "wal") {
       throw new StoreError(path, `${path}: SQLite cannot use WAL mode there (${String(mode)}); use a file`);
     }
-    db.pragma(`synchronous = ${options.synchronous}`);
+    db.pragma(`synchronous = ${synchronous}`);
     // A checkpoint (copying the WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB of
     // WAL) instead of SQLite's 1 000: a page rewritten by many commits in between is copied once,
     // and the commit that runs it stalls a tenth as often. Measured: commit time 57 % → 30 % of the
@@ -167,27 +152,22 @@ export class SqliteConnection {
     db.pragma("temp_store = MEMORY");
     db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on; committed by the first commit()
     this.open = true;
-    if (options.quickCheck) runQuickCheck(db, path);
-    let converted: MemoryStore | undefined;
-    if (version === 4) {
-      db.exec(FORMAT4_TO_5);
-      this.writes = 1;
-    } else if (version < FORMAT_VERSION) {
-      converted = readFormat3(db, path, version, this.seal);
+    if (quickCheck) runQuickCheck(db, path);
+    if (version < 4) {
+      this.converting = { version, meta: readMeta(db) };
       // Kept until the converted file is committed (finishOpen).
       this.backup = `${path}.format${version}-backup`;
       copyFileSync(path, this.backup);
       if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${this.backup}-wal`);
-      db.exec(`${FORMAT3_DROP}\n${SCHEMA}\n${metaRows(randomId())}`);
-      this.writes = 1;
-    }
+      db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomId())}`);
+    } else for (let v = version; v < FORMAT_VERSION; v++) db.exec(UPGRADES[v]!);
     const meta = readMeta(db);
     this.storeId = meta.get("store_id") ?? "";
     this.commits = Number(meta.get("commits"));
     if (!/^[0-9a-f]{32}$/.test(this.storeId) || !Number.isSafeInteger(this.commits) || this.commits < 0) {
       throw new StoreCorruptError(path, `${path} has an invalid store_id or commits in its meta table`);
     }
-    const sealed = converted === undefined ? this.seal.read() : undefined;
+    const sealed = this.converting === undefined ? this.seal.read() : undefined;
     if (sealed !== undefined && sealed.storeId !== this.storeId) {
       throw this.lost(
         `${this.seal.path} belongs to another store file (id ${sealed.storeId}, this one is ${this.storeId})`,
@@ -196,7 +176,6 @@ export class SqliteConnection {
     if (sealed !== undefined && sealed.commits > this.commits) {
       throw this.lost(`it holds ${this.commits} commits, but ${sealed.commits} were acknowledged`);
     }
-    return converted;
   }
 
   /** End opening: commit the opening transaction (and a conversion), seal, drop the backup copy. */
@@ -291,7 +270,7 @@ export class SqliteConnection {
     if (this.broken !== undefined) return Promise.reject(this.broken);
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.writes === 0) return DURABLE;
-    this.waiting ??= deferred();
+    this.waiting ??= new Deferred();
     return this.waiting.promise;
   }
 

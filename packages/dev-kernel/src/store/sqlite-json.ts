@@ -15,8 +15,7 @@
  */
 
 import type { BoundedCache } from "./bounded-cache.js";
-import type { Columns, TableSpec } from "./sqlite-rows.js";
-import { AGENTS, API_KEYS, APPROVALS, EVENTS, EXECUTIONS, RESOURCES, STEPS } from "./sqlite-rows.js";
+import { type Columns, EVENTS, type Table } from "./sqlite-rows.js";
 import { StoreCorruptError } from "./store-errors.js";
 
 /** A row of the file whose stored text is damaged (one of its JSON columns does not parse). */
@@ -58,62 +57,24 @@ export class StoreRowCorruptError extends StoreCorruptError {
   }
 }
 
-interface Checked {
-  readonly table: string;
-  readonly key: readonly string[];
-  /** Columns holding one JSON value (spliced raw) or a JSON array of strings (`list` specs). */
-  readonly json: readonly string[];
-}
-
-const CHECKED = new Map<TableSpec, Checked>([
-  [EXECUTIONS, { table: "executions", key: ["id"], json: ["input", "output", "state", "restoration"] }],
-  [
-    STEPS,
-    { table: "steps", key: ["execution_id", "step_id"], json: ["args", "result", "error", "resources"] },
-  ],
-  [EVENTS, { table: "events", key: ["execution_id", "event_seq"], json: ["payload"] }],
-  [AGENTS, { table: "agents", key: ["id"], json: ["input_schema", "output_schema"] }],
-  [APPROVALS, { table: "approvals", key: ["id"], json: ["approvers"] }],
-  [API_KEYS, { table: "api_keys", key: ["id"], json: ["scopes"] }],
-  [RESOURCES, { table: "resources", key: ["execution_id", "key"], json: ["configuration", "binding"] }],
-]);
-
 /**
  * Throw {@link StoreRowCorruptError} when a JSON column of `c`, a row of `table` as read from the
- * file at `path`, does not parse. Tables without JSON columns pass unchecked. `eventsChecked`: per
- * execution, the events 1…n already checked by this process (events never change; a log is read
- * from its start or from where the reader stopped, so the checked rows stay a prefix).
+ * file at `path`, does not parse. `eventsChecked`: per execution, the events 1…n this process
+ * already checked (events never change, and a log is read from its start or from where the reader
+ * stopped, so the checked rows stay a prefix).
  */
-export function checkJsonColumns(
+export function checkJsonColumns<T extends object>(
   path: string,
-  table: TableSpec,
+  table: Table<T>,
   c: Columns,
   eventsChecked: BoundedCache<number>,
 ): void {
-  const checked = CHECKED.get(table);
-  if (checked === undefined) return;
-  if (table === EVENTS) {
-    const executionId = c.execution_id as string;
-    const seq = c.event_seq as number;
-    const through = eventsChecked.get(executionId) ?? 0;
-    if (seq <= through) return;
-    checkColumns(path, checked, c);
-    if (seq === through + 1) eventsChecked.set(executionId, seq);
-    return;
-  }
-  checkColumns(path, checked, c);
-}
-
-function checkColumns(path: string, checked: Checked, c: Columns): void {
-  for (const column of checked.json) {
-    const text = c[column];
-    if (typeof text !== "string") continue;
-    try {
-      JSON.parse(text);
-    } catch (err) {
-      const key: Record<string, string | number> = {};
-      for (const k of checked.key) key[k] = c[k] as string | number;
-      throw new StoreRowCorruptError(path, checked.table, key, column, err);
-    }
-  }
+  const events = table === (EVENTS as Table<object>);
+  const seq = events ? (c.event_seq as number) : 0;
+  const through = events ? (eventsChecked.get(c.execution_id as string) ?? 0) : 0;
+  if (events && seq <= through) return;
+  const bad = table.invalidJson(c);
+  if (bad !== undefined)
+    throw new StoreRowCorruptError(path, table.name, table.keyOf(c), bad.column, bad.cause);
+  if (events && seq === through + 1) eventsChecked.set(c.execution_id as string, seq);
 }

@@ -1,19 +1,11 @@
-import { SqliteTables } from "./sqlite-access.js";
-import { copyInto } from "./sqlite-format3.js";
+import type Database from "better-sqlite3";
+import { BoundedCache, rowCache } from "./bounded-cache.js";
+import { SqliteConnection } from "./sqlite-connection.js";
+import { replayFormat3 } from "./sqlite-format3.js";
+import { checkJsonColumns } from "./sqlite-json.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
-import {
-  AGENTS,
-  API_KEYS,
-  APPROVALS,
-  CHECKPOINTS,
-  DISPATCHES,
-  EVENTS,
-  EXECUTIONS,
-  RESOURCES,
-  STEPS,
-  toColumns,
-} from "./sqlite-rows.js";
-import { executionListSql, stepsWithStatusSql } from "./sqlite-statements.js";
+import * as R from "./sqlite-rows.js";
+import { DELETE_EXECUTION, executionListSql, SQL, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
   AgentRow,
   ApiKeyRow,
@@ -34,162 +26,223 @@ import type {
 export type { SqliteStoreOptions };
 
 /**
- * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that `sqlite3` and any
- * SQL tool can read. Every write is a statement on those tables; every read an indexed query.
- * Memory holds SQLite's page cache and two bounded caches, nothing per stored execution. Transactions and group commit are the
- * connection's (sqlite-connection.ts): nothing may be acknowledged before `whenDurable()` resolved.
- * The file is locked for as long as the store is open (a second store on it fails with
- * `StoreLockedError`).
+ * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that any SQL tool reads.
+ * Every write is a statement on them; every read an indexed query or a hit in a bounded cache of
+ * the rows requests read again (execution, step, dispatch, agent, last event seq, resources,
+ * occurrence counters), which hold what SQLite holds and are all dropped when it rolls back.
+ * Transactions and group commit are the connection's (sqlite-connection.ts): nothing may be
+ * acknowledged before `whenDurable()` resolved. The file is locked while the store is open.
  */
 export class SqliteStore implements Store {
-  /** The connection, statements and caches (sqlite-access.ts). */
-  private readonly t: SqliteTables;
+  private readonly file: SqliteConnection;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly plucked = new Map<string, Database.Statement>();
+  private readonly executions = rowCache(R.EXECUTIONS);
+  private readonly lastSeqs = new BoundedCache<number>();
+  private readonly steps = rowCache(R.STEPS);
+  private readonly dispatches = rowCache(R.DISPATCHES);
+  private readonly agents = rowCache(R.AGENTS);
+  private readonly noResources = new BoundedCache<true>();
+  /** Every counter of a dispatch whose counters this process cleared (every live one), up to 1 024. */
+  private readonly counters = new BoundedCache<Map<string, number>>();
+  private readonly eventsChecked = new BoundedCache<number>();
 
   constructor(
     readonly path: string,
     options: SqliteStoreOptions = {},
   ) {
-    this.t = new SqliteTables(path, options);
+    this.file = new SqliteConnection(path, options, () => {
+      for (const cache of Object.values(this)) if (cache instanceof BoundedCache) cache.clear();
+    });
     try {
-      if (this.t.file.converted !== undefined) copyInto(this, this.t.file.converted);
+      if (this.file.converting !== undefined) replayFormat3(this, this.file);
     } catch (err) {
-      throw this.t.file.abandon(err); // nothing of a conversion is committed
+      throw this.file.abandon(err); // nothing of a conversion is committed
     }
-    this.t.file.finishOpen();
+    this.file.finishOpen();
   }
 
   transaction<T>(fn: () => T): T {
-    return this.t.file.transaction(fn);
+    return this.file.transaction(fn);
   }
 
   whenDurable(): Promise<void> {
-    return this.t.file.whenDurable();
+    return this.file.whenDurable();
   }
 
-  /** Commit what is pending and release the file. Throws if committing failed. Idempotent. */
   close(): void {
-    this.t.file.close();
+    this.file.close();
   }
 
-  // --- executions -----------------------------------------------------------------------------
+  /** The statement of `sql`, prepared on first use (a few dozen shapes in all). */
+  private stmt(sql: string, pluck = false): Database.Statement {
+    const map = pluck ? this.plucked : this.statements;
+    let stmt = map.get(sql);
+    if (stmt === undefined) {
+      stmt = this.file.db.prepare(sql);
+      map.set(sql, pluck ? stmt.pluck() : stmt);
+    }
+    return stmt;
+  }
+
+  /** Rows read from the file, each with its JSON columns checked first (sqlite-json.ts). */
+  private all<T extends object>(table: R.Table<T>, sql: string, ...args: unknown[]): T[] {
+    return (this.stmt(sql).all(...args) as R.Columns[]).map((c) => {
+      checkJsonColumns(this.path, table, c, this.eventsChecked);
+      return table.read(c);
+    });
+  }
+
+  private one<T extends object>(table: R.Table<T>, sql: string, ...args: unknown[]): T | undefined {
+    return this.all(table, sql, ...args)[0];
+  }
+
+  private run(sql: string, ...args: unknown[]): void {
+    this.file.write(() => this.stmt(sql).run(...args));
+  }
+
+  /** A row by key, through its cache (`null` there: known not to exist). */
+  private cached<T extends object>(
+    cache: BoundedCache<T | null>,
+    key: string,
+    table: R.Table<T>,
+    sql: string,
+    ...args: unknown[]
+  ): T | undefined {
+    let row = cache.get(key);
+    if (row === undefined) cache.set(key, (row = this.one(table, sql, ...args) ?? null));
+    return row ?? undefined;
+  }
+
+  /**
+   * Write `row`: insert it, or (`update`, naming it) update the row it replaces, which must exist.
+   * When the cache holds that row, only the columns that changed are set, and nothing is written
+   * when none did. The row is then cached as given (rows are immutable values).
+   */
+  private put<T extends object>(
+    table: R.Table<T>,
+    row: T,
+    update: string | undefined,
+    cache?: BoundedCache<T | null>,
+    key = "",
+  ): void {
+    if (update === undefined) this.run(table.insert, table.params(row));
+    else {
+      const prev = cache?.get(key);
+      const mask = prev === undefined || prev === null ? table.all : table.changed(prev, row);
+      if (mask !== 0) {
+        const [sql, params] = table.update(row, mask);
+        this.file.write(() => {
+          if (this.stmt(sql).run(params).changes === 0) throw new Error(`${update} does not exist`);
+        });
+      }
+    }
+    cache?.set(key, row);
+  }
 
   insertExecution(row: ExecutionRow): void {
-    this.t.put(this.t.executions, row.id, this.t.q.insertExecution, EXECUTIONS, row, undefined);
+    this.put(R.EXECUTIONS, row, undefined, this.executions, row.id);
   }
 
   updateExecution(row: ExecutionRow): void {
-    this.t.put(this.t.executions, row.id, this.t.q.updateExecution, EXECUTIONS, row, `execution ${row.id}`);
+    this.put(R.EXECUTIONS, row, `execution ${row.id}`, this.executions, row.id);
   }
 
   getExecution(id: string): ExecutionRow | undefined {
-    return this.t.read(this.t.executions, id, this.t.q.getExecution, EXECUTIONS, id);
+    return this.cached(this.executions, id, R.EXECUTIONS, SQL.getExecution, id);
   }
 
   findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.t.one(this.t.q.executionByKey, EXECUTIONS, agentId, idempotencyKey);
+    return this.one(R.EXECUTIONS, SQL.executionByKey, agentId, idempotencyKey);
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
     const [sql, args] = executionListSql(query);
-    return this.t.all(this.t.q.cached(sql), EXECUTIONS, ...args);
+    return this.all(R.EXECUTIONS, sql, ...args);
   }
 
   countExecutions(): number {
-    return this.t.q.countExecutions.pluck().get() as number;
+    return this.stmt(SQL.countExecutions, true).get() as number;
   }
 
   listSessionExecutions(session: string): ExecutionRow[] {
-    return this.t.all(this.t.q.sessionExecutions, EXECUTIONS, session);
+    return this.all(R.EXECUTIONS, SQL.sessionExecutions, session);
   }
 
   listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.t.all(this.t.q.childExecutions, EXECUTIONS, parentId);
+    return this.all(R.EXECUTIONS, SQL.childExecutions, parentId);
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.t.all(this.t.q.pastDeadline, EXECUTIONS, now);
+    return this.all(R.EXECUTIONS, SQL.pastDeadline, now);
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
-    return this.t.all(this.t.q.unsettledSubagents, EXECUTIONS);
+    return this.all(R.EXECUTIONS, SQL.unsettledSubagents);
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.t.all(this.t.q.terminalBefore, EXECUTIONS, cutoff, limit);
+    return this.all(R.EXECUTIONS, SQL.terminalBefore, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
-    this.t.file.write(() => {
-      for (const stmt of this.t.q.deleteExecution) stmt.run(id);
+    this.file.write(() => {
+      for (const sql of DELETE_EXECUTION) this.stmt(sql).run(id);
     });
-    this.t.executions.set(id, null);
-    this.t.lastSeqs.set(id, 0);
-    this.t.steps.clear(); // keyed by step and dispatch: rare enough to drop them all
-    this.t.dispatches.clear();
+    this.executions.set(id, null);
+    this.lastSeqs.set(id, 0);
+    this.noResources.set(id, true);
+    // Keyed by step and dispatch: rare enough to drop them all.
+    for (const cache of [this.steps, this.dispatches, this.counters]) cache.clear();
   }
 
-  // --- events ---------------------------------------------------------------------------------
-
   appendEvent(executionId: string, type: string, payloadJson: string, occurredAt: number): number {
-    return this.t.file.write(() => {
-      const seq = this.lastEventSeq(executionId) + 1;
-      this.t.q.insertEvent.run(executionId, seq, type, payloadJson, occurredAt);
-      this.t.lastSeqs.set(executionId, seq);
-      return seq;
-    });
+    const seq = this.lastEventSeq(executionId) + 1;
+    this.run(SQL.insertEvent, executionId, seq, type, payloadJson, occurredAt);
+    this.lastSeqs.set(executionId, seq);
+    return seq;
   }
 
   listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.t.all(this.t.q.listEvents, EVENTS, executionId, afterSeq, limit);
+    return this.all(R.EVENTS, SQL.listEvents, executionId, afterSeq, limit);
   }
 
   lastEventSeq(executionId: string): number {
-    let seq = this.t.lastSeqs.get(executionId);
+    let seq = this.lastSeqs.get(executionId);
     if (seq === undefined) {
-      seq = this.t.q.lastEventSeq.get(executionId) as number;
-      this.t.lastSeqs.set(executionId, seq);
+      this.lastSeqs.set(executionId, (seq = this.stmt(SQL.lastEventSeq, true).get(executionId) as number));
     }
     return seq;
   }
 
-  // --- steps ----------------------------------------------------------------------------------
-
   insertStep(row: StepRow): void {
-    this.t.put(this.t.steps, `${row.executionId}\n${row.stepId}`, this.t.q.insertStep, STEPS, row, undefined);
+    this.put(R.STEPS, row, undefined, this.steps, `${row.executionId}\n${row.stepId}`);
   }
 
   updateStep(row: StepRow): void {
-    const key = `${row.executionId}\n${row.stepId}`;
-    this.t.put(this.t.steps, key, this.t.q.updateStep, STEPS, row, `step ${row.stepId}`);
+    this.put(R.STEPS, row, `step ${row.stepId}`, this.steps, `${row.executionId}\n${row.stepId}`);
   }
 
   getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.t.read(
-      this.t.steps,
-      `${executionId}\n${stepId}`,
-      this.t.q.getStep,
-      STEPS,
-      executionId,
-      stepId,
-    );
+    return this.cached(this.steps, `${executionId}\n${stepId}`, R.STEPS, SQL.getStep, executionId, stepId);
   }
 
   listSteps(executionId: string): StepRow[] {
-    return this.t.all(this.t.q.listSteps, STEPS, executionId);
+    return this.all(R.STEPS, SQL.listSteps, executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    return this.t.all(this.t.q.cached(stepsWithStatusSql(statuses.length)), STEPS, executionId, ...statuses);
+    return this.all(R.STEPS, stepsWithStatusSql(statuses.length), executionId, ...statuses);
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.t.all(this.t.q.failedForCall, STEPS, executionId, kind, target, argsHash);
+    return this.all(R.STEPS, SQL.failedForCall, executionId, kind, target, argsHash);
   }
 
-  // --- occurrence counters --------------------------------------------------------------------
-
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
-    return this.t.q.getOccurrence.get(dispatchId, kind, target, argsHash) as number | undefined;
+    const known = this.counters.get(dispatchId);
+    if (known !== undefined) return known.get(`${kind}\n${target}\n${argsHash}`);
+    return this.stmt(SQL.getOccurrence, true).get(dispatchId, kind, target, argsHash) as number | undefined;
   }
 
   setOccurrence(
@@ -199,149 +252,148 @@ export class SqliteStore implements Store {
     argsHash: string,
     consumed: number,
   ): void {
-    this.t.file.write(() => this.t.q.setOccurrence.run(dispatchId, kind, target, argsHash, consumed));
+    this.run(SQL.setOccurrence, dispatchId, kind, target, argsHash, consumed);
+    const known = this.counters.get(dispatchId);
+    // A dispatch with that many distinct calls is read from SQLite instead: the cache stays bounded.
+    if (known !== undefined && known.size >= BoundedCache.LIMIT) this.counters.delete(dispatchId);
+    else known?.set(`${kind}\n${target}\n${argsHash}`, consumed);
   }
 
   clearOccurrences(dispatchId: string): void {
-    this.t.file.write(() => this.t.q.clearOccurrences.run(dispatchId));
+    this.run(SQL.clearOccurrences, dispatchId);
+    this.counters.set(dispatchId, new Map());
   }
 
-  // --- dispatches -----------------------------------------------------------------------------
-
   insertDispatch(row: DispatchRow): void {
-    this.t.put(this.t.dispatches, row.id, this.t.q.insertDispatch, DISPATCHES, row, undefined);
+    this.put(R.DISPATCHES, row, undefined, this.dispatches, row.id);
   }
 
   updateDispatch(row: DispatchRow): void {
-    this.t.file.write(() => {
-      this.t.put(this.t.dispatches, row.id, this.t.q.updateDispatch, DISPATCHES, row, `dispatch ${row.id}`);
+    this.file.write(() => {
+      this.put(R.DISPATCHES, row, `dispatch ${row.id}`, this.dispatches, row.id);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
-      if (row.status === "exhausted") this.t.q.clearOccurrences.run(row.id);
+      if (row.status === "exhausted") this.clearOccurrences(row.id);
     });
   }
 
   getDispatch(id: string): DispatchRow | undefined {
-    return this.t.read(this.t.dispatches, id, this.t.q.getDispatch, DISPATCHES, id);
+    return this.cached(this.dispatches, id, R.DISPATCHES, SQL.getDispatch, id);
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.t.all(this.t.q.activeDispatches, DISPATCHES, executionId);
+    return this.all(R.DISPATCHES, SQL.activeDispatches, executionId);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.t.all(this.t.q.dueDispatches, DISPATCHES, now, limit);
+    return this.all(R.DISPATCHES, SQL.dueDispatches, now, limit);
   }
 
   nextDispatchDueAt(): number | undefined {
-    return (this.t.q.nextDue.get() as number | null) ?? undefined;
+    return (this.stmt(SQL.nextDue, true).get() as number | null) ?? undefined;
   }
 
   listExpiredLeases(now: number): DispatchRow[] {
-    return this.t.all(this.t.q.expiredLeases, DISPATCHES, now);
+    return this.all(R.DISPATCHES, SQL.expiredLeases, now);
   }
 
-  // --- approvals ------------------------------------------------------------------------------
-
   insertApproval(row: ApprovalRow): void {
-    this.t.file.write(() => this.t.q.insertApproval.run(toColumns(APPROVALS, row)));
+    this.put(R.APPROVALS, row, undefined);
   }
 
   updateApproval(row: ApprovalRow): void {
-    this.t.update(this.t.q.updateApproval, toColumns(APPROVALS, row), `approval ${row.id}`);
+    this.put(R.APPROVALS, row, `approval ${row.id}`);
   }
 
   getApproval(id: string): ApprovalRow | undefined {
-    return this.t.one(this.t.q.getApproval, APPROVALS, id);
+    return this.one(R.APPROVALS, SQL.getApproval, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
     return status === undefined
-      ? this.t.all(this.t.q.allApprovals, APPROVALS)
-      : this.t.all(this.t.q.approvalsWithStatus, APPROVALS, status);
+      ? this.all(R.APPROVALS, SQL.allApprovals)
+      : this.all(R.APPROVALS, SQL.approvalsWithStatus, status);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.t.all(this.t.q.pendingApprovals, APPROVALS, executionId);
+    return this.all(R.APPROVALS, SQL.pendingApprovals, executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.t.one(this.t.q.pendingApprovalForStep, APPROVALS, executionId, stepId);
+    return this.one(R.APPROVALS, SQL.pendingApprovalForStep, executionId, stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.t.all(this.t.q.expiredApprovals, APPROVALS, now);
+    return this.all(R.APPROVALS, SQL.expiredApprovals, now);
   }
 
-  // --- agents ---------------------------------------------------------------------------------
-
   putAgent(row: AgentRow): void {
-    this.t.put(this.t.agents, row.id, this.t.q.putAgent, AGENTS, row, undefined);
+    this.put(R.AGENTS, row, undefined, this.agents, row.id);
   }
 
   getAgent(id: string): AgentRow | undefined {
-    return this.t.read(this.t.agents, id, this.t.q.getAgent, AGENTS, id);
+    return this.cached(this.agents, id, R.AGENTS, SQL.getAgent, id);
   }
 
   listAgents(): AgentRow[] {
-    return this.t.all(this.t.q.listAgents, AGENTS);
+    return this.all(R.AGENTS, SQL.listAgents);
   }
 
   deleteAgent(id: string): void {
-    this.t.file.write(() => this.t.q.deleteAgent.run(id));
-    this.t.agents.set(id, null);
+    this.run(SQL.deleteAgent, id);
+    this.agents.set(id, null);
   }
 
-  // --- api keys -------------------------------------------------------------------------------
-
   insertApiKey(row: ApiKeyRow): void {
-    this.t.file.write(() => this.t.q.insertApiKey.run(toColumns(API_KEYS, row)));
+    this.put(R.API_KEYS, row, undefined);
   }
 
   updateApiKey(row: ApiKeyRow): void {
-    this.t.update(this.t.q.updateApiKey, toColumns(API_KEYS, row), `api key ${row.id}`);
+    this.put(R.API_KEYS, row, `api key ${row.id}`);
   }
 
   getApiKey(id: string): ApiKeyRow | undefined {
-    return this.t.one(this.t.q.getApiKey, API_KEYS, id);
+    return this.one(R.API_KEYS, SQL.getApiKey, id);
   }
 
   findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.t.one(this.t.q.apiKeyByHash, API_KEYS, tokenHash);
+    return this.one(R.API_KEYS, SQL.apiKeyByHash, tokenHash);
   }
 
   listApiKeys(): ApiKeyRow[] {
-    return this.t.all(this.t.q.listApiKeys, API_KEYS);
+    return this.all(R.API_KEYS, SQL.listApiKeys);
   }
 
-  // --- resources and checkpoints ---------------------------------------------------------------
-
   putResource(row: ResourceRow): void {
-    this.t.file.write(() => this.t.q.putResource.run(toColumns(RESOURCES, row)));
+    this.put(R.RESOURCES, row, undefined);
+    this.noResources.delete(row.executionId);
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.t.one(this.t.q.getResource, RESOURCES, executionId, key);
+    return this.one(R.RESOURCES, SQL.getResource, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
-    return this.t.all(this.t.q.listResources, RESOURCES, executionId);
+    if (this.noResources.has(executionId)) return [];
+    const rows = this.all(R.RESOURCES, SQL.listResources, executionId);
+    if (rows.length === 0) this.noResources.set(executionId, true);
+    return rows;
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
-    return this.t.file.write(() => {
-      const seq = (this.t.q.lastCheckpointSeq.get(row.executionId, row.key) as number) + 1;
-      this.t.q.insertCheckpoint.run(toColumns(CHECKPOINTS, { ...row, seq }));
+    return this.file.write(() => {
+      const seq = (this.stmt(SQL.lastCheckpointSeq, true).get(row.executionId, row.key) as number) + 1;
+      this.put(R.CHECKPOINTS, { ...row, seq }, undefined);
       return seq;
     });
   }
 
   updateCheckpoint(row: CheckpointRow): void {
-    this.t.update(this.t.q.updateCheckpoint, toColumns(CHECKPOINTS, row), `checkpoint ${row.key}#${row.seq}`);
+    this.put(R.CHECKPOINTS, row, `checkpoint ${row.key}#${row.seq}`);
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
     return key === undefined
-      ? this.t.all(this.t.q.allCheckpoints, CHECKPOINTS, executionId)
-      : this.t.all(this.t.q.keyCheckpoints, CHECKPOINTS, executionId, key);
+      ? this.all(R.CHECKPOINTS, SQL.allCheckpoints, executionId)
+      : this.all(R.CHECKPOINTS, SQL.keyCheckpoints, executionId, key);
   }
 }
