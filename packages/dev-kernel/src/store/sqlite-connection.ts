@@ -4,19 +4,17 @@
  * transactions with group commit.
  *
  * Group commit: the first transaction of an event-loop turn opens one SQLite transaction (`BEGIN`);
- * each store transaction that writes is a savepoint inside it (a throw rolls back to it, undoing
- * exactly that transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
- * that arrived together ran, or as soon as it holds {@link GROUP_COMMIT_MAX} store transactions.
- * Until then the writes are visible (same connection) but not durable, so nothing may be
- * acknowledged before `whenDurable()` resolves: the HTTP core awaits it before any answer, the
- * dispatcher before any webhook, both in the same turn as the transaction whose writes they
- * acknowledge. A failed commit is rolled back by SQLite: the file and what reads see are again the
- * last commit, and the waiters of the batch are rejected.
+ * each later store transaction that writes is a savepoint inside it (a throw undoes exactly its
+ * writes), and the SQLite transaction commits on `setImmediate`, after every request that arrived
+ * together ran, or once it holds {@link GROUP_COMMIT_MAX} store transactions. Until then the writes
+ * are visible (same connection) but not durable, so nothing may be acknowledged before
+ * `whenDurable()` resolves: the HTTP core awaits it before any answer, the dispatcher before any
+ * webhook, both in the same turn as the transaction whose writes they acknowledge. A failed commit
+ * is rolled back by SQLite (the file and reads are again the last commit) and rejects its waiters.
  *
- * The connection uses `locking_mode = EXCLUSIVE`: it takes the write lock at open and keeps it until
- * close, so a second kernel on the same file fails at once with {@link StoreLockedError}. (It also
- * keeps WAL's index in process memory: no `-shm` file.) The operating system drops the lock when the
- * process dies, SIGKILL included.
+ * `locking_mode = EXCLUSIVE` takes the write lock at open and keeps it until close, so a second
+ * kernel on the same file fails at once with {@link StoreLockedError} (and WAL's index stays in
+ * process memory: no `-shm` file). The operating system drops the lock when the process dies.
  */
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
@@ -32,15 +30,13 @@ import {
 } from "./sqlite-file.js";
 import type { Format3File } from "./sqlite-format3.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
-import { FORMAT_VERSION, metaRows, SCHEMA, UPGRADES } from "./sqlite-schema.js";
+import { FORMAT_VERSION, metaRows, SCHEMA, UPGRADE } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
-import { lostBeforeOpen } from "./sqlite-wal-check.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
 
-/** A promise and its settling functions. */
 class Deferred {
   resolve!: () => void;
   reject!: (err: unknown) => void;
@@ -58,8 +54,7 @@ export class SqliteConnection implements Format3File {
   readonly seal: SealFile;
   private storeId = "";
   private commits = 0;
-  /** A `BEGIN` is open (the batch). */
-  private open = false;
+  private open = false; // a `BEGIN` is open (the batch)
   /** Store transactions of the batch that wrote; 0 = the batch wrote nothing. */
   private writes = 0;
   private depth = 0;
@@ -70,11 +65,9 @@ export class SqliteConnection implements Format3File {
   private scheduled = false;
   private waiting: Deferred | undefined;
   /**
-   * The failure of a batch committed in this turn. A caller whose writes were in that batch may not
-   * have asked `whenDurable()` yet (it does so a few microtasks after its transaction); with the
-   * batch gone, "nothing pending" would wrongly resolve it. So until the turn ends every
-   * `whenDurable()` rejects: a request that did not write gets a spurious 500 during a disk failure,
-   * but no lost write is ever acknowledged.
+   * The failure of a batch committed in this turn: until the turn ends every `whenDurable()`
+   * rejects, since a caller whose writes were in that batch may ask only a few microtasks later and
+   * "nothing pending" would wrongly resolve it (a request that did not write gets a spurious 500).
    */
   private failure: Error | undefined;
   private closed = false;
@@ -105,9 +98,8 @@ export class SqliteConnection implements Format3File {
     this.seal = new SealFile(path);
     // A seal left beside a store that was deleted speaks of commits this new file never had.
     if (created) this.seal.remove();
-    // Refused before the read-write connection, whose close would checkpoint (sqlite-wal-check.ts).
     const lost = created ? undefined : lostBeforeOpen(path, this.seal, given.nativeBinding);
-    if (lost !== undefined) throw this.abandon(this.lost(lost));
+    if (lost !== undefined) throw this.abandon(this.seal.lost(lost));
     try {
       this.db = openSqliteDatabase(path, path, given.nativeBinding);
     } catch (err) {
@@ -142,13 +134,11 @@ export class SqliteConnection implements Format3File {
       throw new StoreError(path, `${path}: SQLite cannot use WAL mode there (${String(mode)}); use a file`);
     }
     db.pragma(`synchronous = ${synchronous}`);
-    // A checkpoint (copying the WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB of
-    // WAL) instead of SQLite's 1 000: a page rewritten by many commits in between is copied once,
-    // and the commit that runs it stalls a tenth as often. Measured: commit time 57 % → 30 % of the
-    // store's CPU at 50 concurrent executions.
+    // A checkpoint (WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB) instead of 1 000:
+    // a page rewritten in between is copied once, and commits stall a tenth as often (commit time
+    // 57 % → 30 % of the store's CPU at 50 concurrent executions).
     db.pragma("wal_autocheckpoint = 10000");
-    // Each store transaction after a batch's first is a savepoint, whose journal holds the original
-    // of every page it changes: kept in memory, never spilled to a temporary file.
+    // Savepoint journals (the original of every page a later transaction changes) stay in memory.
     db.pragma("temp_store = MEMORY");
     db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on; committed by the first commit()
     this.open = true;
@@ -159,8 +149,8 @@ export class SqliteConnection implements Format3File {
       this.backup = `${path}.format${version}-backup`;
       copyFileSync(path, this.backup);
       if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${this.backup}-wal`);
-      db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomId())}`);
-    } else for (let v = version; v < FORMAT_VERSION; v++) db.exec(UPGRADES[v]!);
+      db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomBytes(16).toString("hex"))}`);
+    } else if (version < FORMAT_VERSION) db.exec(UPGRADE);
     const meta = readMeta(db);
     this.storeId = meta.get("store_id") ?? "";
     this.commits = Number(meta.get("commits"));
@@ -168,14 +158,8 @@ export class SqliteConnection implements Format3File {
       throw new StoreCorruptError(path, `${path} has an invalid store_id or commits in its meta table`);
     }
     const sealed = this.converting === undefined ? this.seal.read() : undefined;
-    if (sealed !== undefined && sealed.storeId !== this.storeId) {
-      throw this.lost(
-        `${this.seal.path} belongs to another store file (id ${sealed.storeId}, this one is ${this.storeId})`,
-      );
-    }
-    if (sealed !== undefined && sealed.commits > this.commits) {
-      throw this.lost(`it holds ${this.commits} commits, but ${sealed.commits} were acknowledged`);
-    }
+    const lost = this.seal.shortfall(sealed, this.storeId, this.commits);
+    if (lost !== undefined) throw this.seal.lost(lost);
   }
 
   /** End opening: commit the opening transaction (and a conversion), seal, drop the backup copy. */
@@ -192,22 +176,12 @@ export class SqliteConnection implements Format3File {
     rmSync(`${this.backup}-wal`, { force: true });
   }
 
-  private lost(what: string): StoreCorruptError {
-    return new StoreCorruptError(
-      this.path,
-      `${this.path} holds less than the kernel acknowledged (${what}; see ${this.seal.path}): the end of ` +
-        "its WAL is damaged or missing, or an older copy of the file was put in its place. Refusing to " +
-        "start rather than silently undo acknowledged work: restore the file (and its -wal) from a " +
-        `backup, or delete ${this.seal.path} to accept what the file holds`,
-    );
-  }
-
   transaction<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
     if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
-    // The first transaction of a batch needs no savepoint (undoing it is undoing the batch); a later
-    // one takes it at its first write (write()): one that only reads has nothing to undo.
+    // A batch's first transaction needs no savepoint (undoing it undoes the batch); a later one takes
+    // it at its first write (write()): one that only reads has nothing to undo.
     const first = !this.open;
     if (first) {
       this.sql.begin.run();
@@ -326,9 +300,9 @@ export class SqliteConnection implements Format3File {
   }
 
   /**
-   * Close after opening failed with `err`. Closing lets SQLite checkpoint the WAL's valid frames
-   * and delete it, so for a damaged store the WAL as found is first copied aside (its damaged
-   * frames are the only trace of what was lost); returns the error to throw.
+   * Close after opening failed with `err`; returns the error to throw. Closing lets SQLite checkpoint
+   * the WAL's valid frames and delete it, so for a damaged store the WAL as found is first copied
+   * aside (its damaged frames are the only trace of what was lost).
    */
   abandon(err: unknown): unknown {
     const wal = `${this.path}-wal`;
@@ -358,6 +332,38 @@ export class SqliteConnection implements Format3File {
   }
 }
 
-function randomId(): string {
-  return randomBytes(16).toString("hex");
+/**
+ * What a file whose WAL was left behind lacks against its seal, checked through a read-only
+ * connection before the store's own opens it: SQLite's WAL recovery keeps the frames up to the
+ * first one whose checksum fails, and closing a read-write connection would checkpoint them into
+ * the file and delete the WAL, so the refusal would change the very file it refuses. A read-only
+ * connection never checkpoints (the `-shm` it creates is removed again). Undefined to open as
+ * usual: no WAL, no readable seal, nothing lost, or anything the read-write open will classify.
+ */
+function lostBeforeOpen(path: string, seal: SealFile, nativeBinding: string | undefined): string | undefined {
+  if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0) return undefined;
+  const hadShm = existsSync(`${path}-shm`);
+  let db: Database.Database | undefined;
+  try {
+    const sealed = seal.read();
+    if (sealed === undefined) return undefined;
+    const Database = loadSqliteDriver(path);
+    db = new Database(path, {
+      readonly: true,
+      fileMustExist: true,
+      ...(nativeBinding ? { nativeBinding } : {}),
+    });
+    db.pragma("busy_timeout = 0");
+    const meta = readMeta(db);
+    const commits = Number(meta.get("commits"));
+    const storeId = meta.get("store_id");
+    return storeId === undefined || !Number.isSafeInteger(commits)
+      ? undefined
+      : seal.shortfall(sealed, storeId, commits);
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+    if (!hadShm) rmSync(`${path}-shm`, { force: true });
+  }
 }

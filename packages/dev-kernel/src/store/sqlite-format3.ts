@@ -67,14 +67,7 @@ export function replayFormat3(store: Store, file: Format3File): void {
   const sealed = seal.readFormat3();
   let rows = 0;
   let chain = sha(`rebuno-dev-seal v1\n${generation}`);
-  const lost = (what: string): StoreCorruptError =>
-    new StoreCorruptError(
-      path,
-      `${path} holds less than the kernel acknowledged (${what}; see ${seal.path}): the end of its WAL is ` +
-        "damaged or missing, or an older copy of the file was put in its place. Refusing to convert it " +
-        `rather than silently undo acknowledged work: restore it from a backup, or delete ${seal.path} ` +
-        "to accept what the file holds",
-    );
+  const lost = (what: string): StoreCorruptError => seal.lost(what, "convert it");
   const replayOps = (ops: string, what: string): void => {
     try {
       apply(store, JSON.parse(ops) as unknown[]);
