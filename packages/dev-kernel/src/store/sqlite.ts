@@ -8,12 +8,10 @@ import * as R from "./sqlite-rows.js";
 import { DELETE_EXECUTION, executionListSql, SQL, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
   AgentRow,
-  ApiKeyRow,
   ApprovalRow,
   ApprovalStatus,
   CheckpointRow,
   DispatchRow,
-  EventRow,
   ExecutionListQuery,
   ExecutionRow,
   ResourceRow,
@@ -140,20 +138,62 @@ export class SqliteStore implements Store {
     cache?.set(key, row);
   }
 
-  insertExecution(row: ExecutionRow): void {
-    this.put(R.EXECUTIONS, row, undefined, this.executions, row.id);
+  /** A write method of `table`: an insert, or (`what` names the row it replaces) an update. */
+  private writer<T extends object>(
+    table: R.Table<T>,
+    what?: (row: T) => string,
+    cache?: BoundedCache<T | null>,
+    key: (row: T) => string = () => "",
+  ): (row: T) => void {
+    return (row) => this.put(table, row, what?.(row), cache, key(row));
   }
 
-  updateExecution(row: ExecutionRow): void {
-    this.put(R.EXECUTIONS, row, `execution ${row.id}`, this.executions, row.id);
+  /** The method running query `name` (its arguments are the query's parameters, in order). */
+  private many<K extends keyof typeof SQL & keyof Store>(table: R.Table<object>, name: K): Store[K] {
+    return ((...args: unknown[]) => this.all(table, SQL[name], ...args)) as Store[K];
   }
+
+  /** The same, returning the first row (or undefined). */
+  private first<K extends keyof typeof SQL & keyof Store>(table: R.Table<object>, name: K): Store[K] {
+    return ((...args: unknown[]) => this.one(table, SQL[name], ...args)) as Store[K];
+  }
+
+  // The methods that are one write or one query of a table spec (the others follow).
+  readonly insertExecution = this.writer(R.EXECUTIONS, undefined, this.executions, byId);
+  readonly updateExecution = this.writer(R.EXECUTIONS, (r) => `execution ${r.id}`, this.executions, byId);
+  readonly findExecutionByIdempotencyKey = this.first(R.EXECUTIONS, "findExecutionByIdempotencyKey");
+  readonly listSessionExecutions = this.many(R.EXECUTIONS, "listSessionExecutions");
+  readonly listChildExecutions = this.many(R.EXECUTIONS, "listChildExecutions");
+  readonly listExecutionsPastDeadline = this.many(R.EXECUTIONS, "listExecutionsPastDeadline");
+  readonly listUnsettledSubagents = this.many(R.EXECUTIONS, "listUnsettledSubagents");
+  readonly listTerminalExecutionsBefore = this.many(R.EXECUTIONS, "listTerminalExecutionsBefore");
+  readonly listEvents = this.many(R.EVENTS, "listEvents");
+  readonly insertStep = this.writer(R.STEPS, undefined, this.steps, stepKey);
+  readonly updateStep = this.writer(R.STEPS, (r) => `step ${r.stepId}`, this.steps, stepKey);
+  readonly listSteps = this.many(R.STEPS, "listSteps");
+  readonly listFailedStepsForCall = this.many(R.STEPS, "listFailedStepsForCall");
+  readonly insertDispatch = this.writer(R.DISPATCHES, undefined, this.dispatches, byId);
+  readonly listActiveDispatches = this.many(R.DISPATCHES, "listActiveDispatches");
+  readonly listDueDispatches = this.many(R.DISPATCHES, "listDueDispatches");
+  readonly listExpiredLeases = this.many(R.DISPATCHES, "listExpiredLeases");
+  readonly insertApproval = this.writer(R.APPROVALS);
+  readonly updateApproval = this.writer(R.APPROVALS, (r) => `approval ${r.id}`);
+  readonly getApproval = this.first(R.APPROVALS, "getApproval");
+  readonly listPendingApprovals = this.many(R.APPROVALS, "listPendingApprovals");
+  readonly findPendingApprovalForStep = this.first(R.APPROVALS, "findPendingApprovalForStep");
+  readonly listExpiredApprovals = this.many(R.APPROVALS, "listExpiredApprovals");
+  readonly putAgent = this.writer(R.AGENTS, undefined, this.agents, byId);
+  readonly listAgents = this.many(R.AGENTS, "listAgents");
+  readonly insertApiKey = this.writer(R.API_KEYS);
+  readonly updateApiKey = this.writer(R.API_KEYS, (r) => `api key ${r.id}`);
+  readonly getApiKey = this.first(R.API_KEYS, "getApiKey");
+  readonly findApiKeyByTokenHash = this.first(R.API_KEYS, "findApiKeyByTokenHash");
+  readonly listApiKeys = this.many(R.API_KEYS, "listApiKeys");
+  readonly getResource = this.first(R.RESOURCES, "getResource");
+  readonly updateCheckpoint = this.writer(R.CHECKPOINTS, (r) => `checkpoint ${r.key}#${r.seq}`);
 
   getExecution(id: string): ExecutionRow | undefined {
     return this.cached(this.executions, id, R.EXECUTIONS, SQL.getExecution, id);
-  }
-
-  findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.one(R.EXECUTIONS, SQL.executionByKey, agentId, idempotencyKey);
   }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
@@ -163,26 +203,6 @@ export class SqliteStore implements Store {
 
   countExecutions(): number {
     return this.stmt(SQL.countExecutions, true).get() as number;
-  }
-
-  listSessionExecutions(session: string): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.sessionExecutions, session);
-  }
-
-  listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.childExecutions, parentId);
-  }
-
-  listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.pastDeadline, now);
-  }
-
-  listUnsettledSubagents(): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.unsettledSubagents);
-  }
-
-  listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.terminalBefore, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
@@ -203,10 +223,6 @@ export class SqliteStore implements Store {
     return seq;
   }
 
-  listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.all(R.EVENTS, SQL.listEvents, executionId, afterSeq, limit);
-  }
-
   lastEventSeq(executionId: string): number {
     let seq = this.lastSeqs.get(executionId);
     if (seq === undefined) {
@@ -215,28 +231,12 @@ export class SqliteStore implements Store {
     return seq;
   }
 
-  insertStep(row: StepRow): void {
-    this.put(R.STEPS, row, undefined, this.steps, `${row.executionId}\n${row.stepId}`);
-  }
-
-  updateStep(row: StepRow): void {
-    this.put(R.STEPS, row, `step ${row.stepId}`, this.steps, `${row.executionId}\n${row.stepId}`);
-  }
-
   getStep(executionId: string, stepId: string): StepRow | undefined {
     return this.cached(this.steps, `${executionId}\n${stepId}`, R.STEPS, SQL.getStep, executionId, stepId);
   }
 
-  listSteps(executionId: string): StepRow[] {
-    return this.all(R.STEPS, SQL.listSteps, executionId);
-  }
-
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
     return this.all(R.STEPS, stepsWithStatusSql(statuses.length), executionId, ...statuses);
-  }
-
-  listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.all(R.STEPS, SQL.failedForCall, executionId, kind, target, argsHash);
   }
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
@@ -264,10 +264,6 @@ export class SqliteStore implements Store {
     this.counters.set(dispatchId, new Map());
   }
 
-  insertDispatch(row: DispatchRow): void {
-    this.put(R.DISPATCHES, row, undefined, this.dispatches, row.id);
-  }
-
   updateDispatch(row: DispatchRow): void {
     this.file.write(() => {
       this.put(R.DISPATCHES, row, `dispatch ${row.id}`, this.dispatches, row.id);
@@ -280,32 +276,8 @@ export class SqliteStore implements Store {
     return this.cached(this.dispatches, id, R.DISPATCHES, SQL.getDispatch, id);
   }
 
-  listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.activeDispatches, executionId);
-  }
-
-  listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.dueDispatches, now, limit);
-  }
-
   nextDispatchDueAt(): number | undefined {
     return (this.stmt(SQL.nextDue, true).get() as number | null) ?? undefined;
-  }
-
-  listExpiredLeases(now: number): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.expiredLeases, now);
-  }
-
-  insertApproval(row: ApprovalRow): void {
-    this.put(R.APPROVALS, row, undefined);
-  }
-
-  updateApproval(row: ApprovalRow): void {
-    this.put(R.APPROVALS, row, `approval ${row.id}`);
-  }
-
-  getApproval(id: string): ApprovalRow | undefined {
-    return this.one(R.APPROVALS, SQL.getApproval, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
@@ -314,28 +286,8 @@ export class SqliteStore implements Store {
       : this.all(R.APPROVALS, SQL.approvalsWithStatus, status);
   }
 
-  listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.all(R.APPROVALS, SQL.pendingApprovals, executionId);
-  }
-
-  findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.one(R.APPROVALS, SQL.pendingApprovalForStep, executionId, stepId);
-  }
-
-  listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.all(R.APPROVALS, SQL.expiredApprovals, now);
-  }
-
-  putAgent(row: AgentRow): void {
-    this.put(R.AGENTS, row, undefined, this.agents, row.id);
-  }
-
   getAgent(id: string): AgentRow | undefined {
     return this.cached(this.agents, id, R.AGENTS, SQL.getAgent, id);
-  }
-
-  listAgents(): AgentRow[] {
-    return this.all(R.AGENTS, SQL.listAgents);
   }
 
   deleteAgent(id: string): void {
@@ -343,33 +295,9 @@ export class SqliteStore implements Store {
     this.agents.set(id, null);
   }
 
-  insertApiKey(row: ApiKeyRow): void {
-    this.put(R.API_KEYS, row, undefined);
-  }
-
-  updateApiKey(row: ApiKeyRow): void {
-    this.put(R.API_KEYS, row, `api key ${row.id}`);
-  }
-
-  getApiKey(id: string): ApiKeyRow | undefined {
-    return this.one(R.API_KEYS, SQL.getApiKey, id);
-  }
-
-  findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.one(R.API_KEYS, SQL.apiKeyByHash, tokenHash);
-  }
-
-  listApiKeys(): ApiKeyRow[] {
-    return this.all(R.API_KEYS, SQL.listApiKeys);
-  }
-
   putResource(row: ResourceRow): void {
     this.put(R.RESOURCES, row, undefined);
     this.noResources.delete(row.executionId);
-  }
-
-  getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.one(R.RESOURCES, SQL.getResource, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
@@ -387,13 +315,12 @@ export class SqliteStore implements Store {
     });
   }
 
-  updateCheckpoint(row: CheckpointRow): void {
-    this.put(R.CHECKPOINTS, row, `checkpoint ${row.key}#${row.seq}`);
-  }
-
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
     return key === undefined
       ? this.all(R.CHECKPOINTS, SQL.allCheckpoints, executionId)
       : this.all(R.CHECKPOINTS, SQL.keyCheckpoints, executionId, key);
   }
 }
+
+const byId = (row: { readonly id: string }): string => row.id;
+const stepKey = (row: StepRow): string => `${row.executionId}\n${row.stepId}`;
