@@ -48,6 +48,16 @@ class Deferred {
 
 const DURABLE: Promise<void> = Promise.resolve();
 
+/** The statements of the transactions, prepared once. */
+const TX = {
+  begin: "BEGIN",
+  commit: "COMMIT",
+  savepoint: "SAVEPOINT tx",
+  release: "RELEASE tx",
+  rollbackTo: "ROLLBACK TO tx",
+  count: "UPDATE meta SET value = ? WHERE key = 'commits'",
+};
+
 /** The open file (see the module comment). */
 export class SqliteConnection implements Format3File {
   readonly db: Database.Database;
@@ -55,13 +65,11 @@ export class SqliteConnection implements Format3File {
   private storeId = "";
   private commits = 0;
   private open = false; // a `BEGIN` is open (the batch)
-  /** Store transactions of the batch that wrote; 0 = the batch wrote nothing. */
-  private writes = 0;
+  private writes = 0; // store transactions of the batch that wrote
   private depth = 0;
-  /** Whether the current store transaction wrote (and, unless it opened the batch, holds a savepoint). */
+  /** Whether the current store transaction wrote (and, unless it is the batch's first, holds a savepoint). */
   private wrote = false;
-  /** Whether the current store transaction opened the batch (`BEGIN`): undoing it is undoing the batch. */
-  private first = false;
+  private first = false; // the current store transaction opened the batch
   private scheduled = false;
   private waiting: Deferred | undefined;
   /**
@@ -73,13 +81,9 @@ export class SqliteConnection implements Format3File {
   private closed = false;
   /** Set when the connection itself died: every later transaction and `whenDurable()` fails with it. */
   private broken: StoreUnavailableError | undefined;
-  /** A redo-log file being converted (its version and old meta), replayed before the first commit. */
-  converting: Format3File["converting"] = undefined;
+  converting: Format3File["converting"] = undefined; // a redo-log file, replayed before the first commit
   private backup: string | undefined;
-  private readonly sql: Record<
-    "begin" | "commit" | "savepoint" | "release" | "rollbackTo" | "count",
-    Database.Statement
-  >;
+  private readonly sql: Record<keyof typeof TX, Database.Statement>;
 
   /** `rolledBack` runs whenever SQLite undid writes (a throwing transaction, a failed commit). */
   constructor(
@@ -102,19 +106,9 @@ export class SqliteConnection implements Format3File {
     if (lost !== undefined) throw this.abandon(this.seal.lost(lost));
     try {
       this.db = openSqliteDatabase(path, path, given.nativeBinding);
-    } catch (err) {
-      throw classifySqliteError(path, err, "open");
-    }
-    try {
       this.configure(synchronous, given.quickCheck ?? true);
-      this.sql = {
-        begin: this.db.prepare("BEGIN"),
-        commit: this.db.prepare("COMMIT"),
-        savepoint: this.db.prepare("SAVEPOINT tx"),
-        release: this.db.prepare("RELEASE tx"),
-        rollbackTo: this.db.prepare("ROLLBACK TO tx"),
-        count: this.db.prepare("UPDATE meta SET value = ? WHERE key = 'commits'"),
-      };
+      const prepared = Object.entries(TX).map(([name, sql]) => [name, this.db.prepare(sql)]);
+      this.sql = Object.fromEntries(prepared) as SqliteConnection["sql"];
     } catch (err) {
       throw this.abandon(classifySqliteError(path, err, "open"));
     }
@@ -145,10 +139,8 @@ export class SqliteConnection implements Format3File {
     if (quickCheck) runQuickCheck(db, path);
     if (version < 4) {
       this.converting = { version, meta: readMeta(db) };
-      // Kept until the converted file is committed (finishOpen).
-      this.backup = `${path}.format${version}-backup`;
-      copyFileSync(path, this.backup);
-      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${this.backup}-wal`);
+      this.backup = `${path}.format${version}-backup`; // until the converted file is committed
+      for (const s of ["", "-wal"]) if (existsSync(path + s)) copyFileSync(path + s, this.backup + s);
       db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomBytes(16).toString("hex"))}`);
     } else if (version < FORMAT_VERSION) db.exec(UPGRADE);
     const meta = readMeta(db);
@@ -171,9 +163,7 @@ export class SqliteConnection implements Format3File {
   }
 
   private dropBackup(): void {
-    if (this.backup === undefined) return;
-    rmSync(this.backup, { force: true });
-    rmSync(`${this.backup}-wal`, { force: true });
+    for (const s of ["", "-wal"]) if (this.backup !== undefined) rmSync(this.backup + s, { force: true });
   }
 
   transaction<T>(fn: () => T): T {

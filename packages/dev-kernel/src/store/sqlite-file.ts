@@ -23,7 +23,7 @@ import {
 /** Tables of the dev kernel's first, normalized SQLite schema (before the redo log of formats 1–3). */
 const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occurrences"];
 /** Tables a file of each format must hold. */
-const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
+export const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
 const FORMAT4_TABLES = [...SCHEMA.matchAll(/CREATE TABLE (\w+)/g)].map((m) => m[1]!);
 
 const READ_ONLY_CODES = new Set(["EACCES", "EPERM", "EROFS"]);

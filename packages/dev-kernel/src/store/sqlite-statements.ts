@@ -67,32 +67,23 @@ export const SQL = {
 /** An execution's rows, table by table (`deleteExecution`). */
 export const DELETE_EXECUTION = [
   "DELETE FROM dispatch_step_counters WHERE dispatch_id IN (SELECT id FROM dispatches WHERE execution_id = ?)",
-  "DELETE FROM dispatches WHERE execution_id = ?",
-  "DELETE FROM events WHERE execution_id = ?",
-  "DELETE FROM steps WHERE execution_id = ?",
-  "DELETE FROM approvals WHERE execution_id = ?",
-  "DELETE FROM resources WHERE execution_id = ?",
-  "DELETE FROM checkpoints WHERE execution_id = ?",
+  ...["dispatches", "events", "steps", "approvals", "resources", "checkpoints"].map(
+    (table) => `DELETE FROM ${table} WHERE execution_id = ?`,
+  ),
   "DELETE FROM executions WHERE id = ?",
 ];
 
 /** `listExecutions`: the SQL of a query's filters (at most 16 shapes) and its arguments. */
 export function executionListSql(query: ExecutionListQuery): [string, unknown[]] {
-  const where: string[] = [];
-  const args: unknown[] = [];
   const filters = [
     ["agent_id = ?", query.agentId],
     ["session = ?", query.session],
     ["status = ?", query.status],
     ["id < ?", query.beforeId],
-  ] as const;
-  for (const [sql, value] of filters) {
-    if (value === undefined) continue;
-    where.push(sql);
-    args.push(value);
-  }
-  const filter = where.length > 0 ? `WHERE ${where.join(" AND ")} ` : "";
-  return [`SELECT * FROM executions ${filter}ORDER BY id DESC LIMIT ?`, [...args, query.limit]];
+  ].filter(([, value]) => value !== undefined);
+  const where = filters.length > 0 ? `WHERE ${filters.map(([sql]) => sql).join(" AND ")} ` : "";
+  const args = [...filters.map(([, value]) => value), query.limit];
+  return [`SELECT * FROM executions ${where}ORDER BY id DESC LIMIT ?`, args];
 }
 
 /** `listStepsWithStatus`: one statement per number of statuses (the execution's rows by primary key). */

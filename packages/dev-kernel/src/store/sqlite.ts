@@ -7,7 +7,6 @@ import type { SqliteStoreOptions } from "./sqlite-options.js";
 import * as R from "./sqlite-rows.js";
 import { DELETE_EXECUTION, executionListSql, SQL, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
-  AgentRow,
   ApprovalRow,
   ApprovalStatus,
   CheckpointRow,
@@ -26,8 +25,7 @@ export type { SqliteStoreOptions };
 /**
  * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that any SQL tool reads.
  * Every write is a statement on them; every read an indexed query or a hit in a bounded cache of
- * the rows requests read again (execution, step, dispatch, agent, last event seq, resources,
- * occurrence counters), which hold what SQLite holds and are all dropped when it rolls back.
+ * the rows requests read again, which hold what SQLite holds and are all dropped when it rolls back.
  * Transactions and group commit are the connection's (sqlite-connection.ts): nothing may be
  * acknowledged before `whenDurable()` resolved. The file is locked while the store is open.
  */
@@ -91,61 +89,33 @@ export class SqliteStore implements Store {
     });
   }
 
-  private one<T extends object>(table: R.Table<T>, sql: string, ...args: unknown[]): T | undefined {
-    return this.all(table, sql, ...args)[0];
-  }
-
   private run(sql: string, ...args: unknown[]): void {
     this.file.write(() => this.stmt(sql).run(...args));
   }
 
-  /** A row by key, through its cache (`null` there: known not to exist). */
-  private cached<T extends object>(
-    cache: BoundedCache<T | null>,
-    key: string,
-    table: R.Table<T>,
-    sql: string,
-    ...args: unknown[]
-  ): T | undefined {
-    let row = cache.get(key);
-    if (row === undefined) cache.set(key, (row = this.one(table, sql, ...args) ?? null));
-    return row ?? undefined;
-  }
-
   /**
-   * Write `row`: insert it, or (`update`, naming it) update the row it replaces, which must exist.
-   * When the cache holds that row, only the columns that changed are set, and nothing is written
-   * when none did. The row is then cached as given (rows are immutable values).
+   * A write method of `table`: an insert, or (`what` names the row it replaces, which must exist)
+   * an update that sets only the columns that changed from the cached row, if any. The row is then
+   * cached as given (rows are immutable values).
    */
-  private put<T extends object>(
-    table: R.Table<T>,
-    row: T,
-    update: string | undefined,
-    cache?: BoundedCache<T | null>,
-    key = "",
-  ): void {
-    if (update === undefined) this.run(table.insert, table.params(row));
-    else {
-      const prev = cache?.get(key);
-      const mask = prev === undefined || prev === null ? table.all : table.changed(prev, row);
-      if (mask !== 0) {
-        const [sql, params] = table.update(row, mask);
-        this.file.write(() => {
-          if (this.stmt(sql).run(params).changes === 0) throw new Error(`${update} does not exist`);
-        });
-      }
-    }
-    cache?.set(key, row);
-  }
-
-  /** A write method of `table`: an insert, or (`what` names the row it replaces) an update. */
   private writer<T extends object>(
     table: R.Table<T>,
     what?: (row: T) => string,
     cache?: BoundedCache<T | null>,
     key: (row: T) => string = () => "",
   ): (row: T) => void {
-    return (row) => this.put(table, row, what?.(row), cache, key(row));
+    return (row) => {
+      const prev = cache?.get(key(row));
+      const mask = what === undefined ? -1 : prev ? table.changed(prev, row) : table.all;
+      if (mask === -1) this.run(table.insert, table.params(row));
+      else if (mask !== 0) {
+        const [sql, params] = table.update(row, mask);
+        this.file.write(() => {
+          if (this.stmt(sql).run(params).changes === 0) throw new Error(`${what!(row)} does not exist`);
+        });
+      }
+      cache?.set(key(row), row);
+    };
   }
 
   /** The method running query `name` (its arguments are the query's parameters, in order). */
@@ -153,14 +123,26 @@ export class SqliteStore implements Store {
     return ((...args: unknown[]) => this.all(table, SQL[name], ...args)) as Store[K];
   }
 
-  /** The same, returning the first row (or undefined). */
-  private first<K extends keyof typeof SQL & keyof Store>(table: R.Table<object>, name: K): Store[K] {
-    return ((...args: unknown[]) => this.one(table, SQL[name], ...args)) as Store[K];
+  /** The same, returning the first row, through `cache` when given (`null` there: known not to exist). */
+  private first<K extends keyof typeof SQL & keyof Store, T extends object>(
+    table: R.Table<T>,
+    name: K,
+    cache?: BoundedCache<T | null>,
+  ): Store[K] {
+    return ((...args: unknown[]) => {
+      let row = cache?.get(args.join("\n"));
+      if (row === undefined) {
+        row = this.all(table, SQL[name], ...args)[0] ?? null;
+        cache?.set(args.join("\n"), row);
+      }
+      return row ?? undefined;
+    }) as Store[K];
   }
 
   // The methods that are one write or one query of a table spec (the others follow).
   readonly insertExecution = this.writer(R.EXECUTIONS, undefined, this.executions, byId);
   readonly updateExecution = this.writer(R.EXECUTIONS, (r) => `execution ${r.id}`, this.executions, byId);
+  readonly getExecution = this.first(R.EXECUTIONS, "getExecution", this.executions);
   readonly findExecutionByIdempotencyKey = this.first(R.EXECUTIONS, "findExecutionByIdempotencyKey");
   readonly listSessionExecutions = this.many(R.EXECUTIONS, "listSessionExecutions");
   readonly listChildExecutions = this.many(R.EXECUTIONS, "listChildExecutions");
@@ -170,9 +152,12 @@ export class SqliteStore implements Store {
   readonly listEvents = this.many(R.EVENTS, "listEvents");
   readonly insertStep = this.writer(R.STEPS, undefined, this.steps, stepKey);
   readonly updateStep = this.writer(R.STEPS, (r) => `step ${r.stepId}`, this.steps, stepKey);
+  readonly getStep = this.first(R.STEPS, "getStep", this.steps);
   readonly listSteps = this.many(R.STEPS, "listSteps");
   readonly listFailedStepsForCall = this.many(R.STEPS, "listFailedStepsForCall");
   readonly insertDispatch = this.writer(R.DISPATCHES, undefined, this.dispatches, byId);
+  private readonly putDispatch = this.writer(R.DISPATCHES, (r) => `dispatch ${r.id}`, this.dispatches, byId);
+  readonly getDispatch = this.first(R.DISPATCHES, "getDispatch", this.dispatches);
   readonly listActiveDispatches = this.many(R.DISPATCHES, "listActiveDispatches");
   readonly listDueDispatches = this.many(R.DISPATCHES, "listDueDispatches");
   readonly listExpiredLeases = this.many(R.DISPATCHES, "listExpiredLeases");
@@ -183,18 +168,17 @@ export class SqliteStore implements Store {
   readonly findPendingApprovalForStep = this.first(R.APPROVALS, "findPendingApprovalForStep");
   readonly listExpiredApprovals = this.many(R.APPROVALS, "listExpiredApprovals");
   readonly putAgent = this.writer(R.AGENTS, undefined, this.agents, byId);
+  readonly getAgent = this.first(R.AGENTS, "getAgent", this.agents);
   readonly listAgents = this.many(R.AGENTS, "listAgents");
   readonly insertApiKey = this.writer(R.API_KEYS);
   readonly updateApiKey = this.writer(R.API_KEYS, (r) => `api key ${r.id}`);
   readonly getApiKey = this.first(R.API_KEYS, "getApiKey");
   readonly findApiKeyByTokenHash = this.first(R.API_KEYS, "findApiKeyByTokenHash");
   readonly listApiKeys = this.many(R.API_KEYS, "listApiKeys");
+  private readonly insertResource = this.writer(R.RESOURCES);
+  private readonly insertCheckpointRow = this.writer(R.CHECKPOINTS);
   readonly getResource = this.first(R.RESOURCES, "getResource");
   readonly updateCheckpoint = this.writer(R.CHECKPOINTS, (r) => `checkpoint ${r.key}#${r.seq}`);
-
-  getExecution(id: string): ExecutionRow | undefined {
-    return this.cached(this.executions, id, R.EXECUTIONS, SQL.getExecution, id);
-  }
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
     const [sql, args] = executionListSql(query);
@@ -231,10 +215,6 @@ export class SqliteStore implements Store {
     return seq;
   }
 
-  getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.cached(this.steps, `${executionId}\n${stepId}`, R.STEPS, SQL.getStep, executionId, stepId);
-  }
-
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
     return this.all(R.STEPS, stepsWithStatusSql(statuses.length), executionId, ...statuses);
   }
@@ -266,14 +246,10 @@ export class SqliteStore implements Store {
 
   updateDispatch(row: DispatchRow): void {
     this.file.write(() => {
-      this.put(R.DISPATCHES, row, `dispatch ${row.id}`, this.dispatches, row.id);
+      this.putDispatch(row);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
       if (row.status === "exhausted") this.clearOccurrences(row.id);
     });
-  }
-
-  getDispatch(id: string): DispatchRow | undefined {
-    return this.cached(this.dispatches, id, R.DISPATCHES, SQL.getDispatch, id);
   }
 
   nextDispatchDueAt(): number | undefined {
@@ -286,17 +262,13 @@ export class SqliteStore implements Store {
       : this.all(R.APPROVALS, SQL.approvalsWithStatus, status);
   }
 
-  getAgent(id: string): AgentRow | undefined {
-    return this.cached(this.agents, id, R.AGENTS, SQL.getAgent, id);
-  }
-
   deleteAgent(id: string): void {
     this.run(SQL.deleteAgent, id);
     this.agents.set(id, null);
   }
 
   putResource(row: ResourceRow): void {
-    this.put(R.RESOURCES, row, undefined);
+    this.insertResource(row);
     this.noResources.delete(row.executionId);
   }
 
@@ -310,7 +282,7 @@ export class SqliteStore implements Store {
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
     return this.file.write(() => {
       const seq = (this.stmt(SQL.lastCheckpointSeq, true).get(row.executionId, row.key) as number) + 1;
-      this.put(R.CHECKPOINTS, { ...row, seq }, undefined);
+      this.insertCheckpointRow({ ...row, seq });
       return seq;
     });
   }
