@@ -121,32 +121,25 @@ function notOurs(path: string, why: string): StoreFormatError {
 export function classifySqliteError(path: string, err: unknown, doing = "open"): StoreError {
   if (StoreError.isInstance(err)) return err;
   const code = String((err as { code?: unknown }).code ?? "");
-  const cannot = `cannot ${doing} ${path}`;
-  if (
-    READ_ONLY_CODES.has(code) ||
-    ((code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN") && !writable(dirname(path)))
-  ) {
-    return new StoreReadOnlyError(path, `${cannot}: its directory is read-only (${describe(err)})`, {
-      cause: err,
-    });
-  }
-  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new StoreLockedError(path, { cause: err });
-  if (code === "SQLITE_NOTADB") {
-    return new StoreFormatError(path, `${path} is not an SQLite database (${describe(err)})`, { cause: err });
-  }
-  if (code.startsWith("SQLITE_CORRUPT")) {
+  const [why, options] = [describe(err), { cause: err }];
+  if (READ_ONLY_CODES.has(code) || (/^SQLITE_(READONLY|CANTOPEN)$/.test(code) && !writable(dirname(path))))
+    return new StoreReadOnlyError(
+      path,
+      `cannot ${doing} ${path}: its directory is read-only (${why})`,
+      options,
+    );
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new StoreLockedError(path, options);
+  if (code === "SQLITE_NOTADB")
+    return new StoreFormatError(path, `${path} is not an SQLite database (${why})`, options);
+  if (code.startsWith("SQLITE_CORRUPT"))
     return new StoreCorruptError(
       path,
-      `${path} is damaged: SQLite reports ${describe(err)}; restore it from a backup`,
-      { cause: err },
+      `${path} is damaged: SQLite reports ${why}; restore it from a backup`,
+      options,
     );
-  }
-  if (code.startsWith("SQLITE_READONLY")) {
-    return new StoreReadOnlyError(path, `${path} is read-only for this process (${describe(err)})`, {
-      cause: err,
-    });
-  }
-  return new StoreError(path, `${cannot}: ${describe(err)}`, { cause: err });
+  if (code.startsWith("SQLITE_READONLY"))
+    return new StoreReadOnlyError(path, `${path} is read-only for this process (${why})`, options);
+  return new StoreError(path, `cannot ${doing} ${path}: ${why}`, options);
 }
 
 function writable(p: string): boolean {
