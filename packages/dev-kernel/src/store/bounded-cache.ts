@@ -3,8 +3,8 @@ import type { Table } from "./sqlite-rows.js";
 
 /**
  * A map that forgets its oldest entries beyond {@link BoundedCache.LIMIT} of them or, with `weigh`,
- * beyond `maxWeight` in all (rows carry JSON texts of up to a request body each: a count alone
- * would not bound the memory).
+ * beyond `maxWeight` in all (a row carries up to a request body of JSON text: a count alone would
+ * not bound the memory).
  */
 export class BoundedCache<T> extends Map<string, T> {
   static readonly LIMIT = 1024;

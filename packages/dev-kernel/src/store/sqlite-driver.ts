@@ -11,25 +11,18 @@ import { describe } from "./store-errors.js";
 
 type DatabaseConstructor = typeof BetterSqlite3;
 
-let loaded: DatabaseConstructor | undefined;
-
 /** better-sqlite3's `Database` class, resolved from `resolveFrom` (tests pass a directory without it). */
 export function loadSqliteDriver(
   path: string,
   resolveFrom: string | URL = import.meta.url,
 ): DatabaseConstructor {
-  const fromHere = resolveFrom === import.meta.url;
-  if (fromHere && loaded !== undefined) return loaded;
-  let driver: DatabaseConstructor;
   try {
-    driver = createRequire(resolveFrom)("better-sqlite3") as DatabaseConstructor;
+    return createRequire(resolveFrom)("better-sqlite3") as DatabaseConstructor; // cached by require
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const missing = code === "MODULE_NOT_FOUND" && describe(err).includes("'better-sqlite3'");
     throw new SqliteUnavailableError(path, missing ? "not_installed" : "native_addon", err);
   }
-  if (fromHere) loaded = driver;
-  return driver;
 }
 
 /** Open `file` with better-sqlite3; the addon's own load failures become {@link SqliteUnavailableError}. */

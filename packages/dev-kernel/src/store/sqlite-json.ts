@@ -13,7 +13,7 @@
 
 import type { BoundedCache } from "./bounded-cache.js";
 import { type Columns, EVENTS, type Table } from "./sqlite-rows.js";
-import { StoreCorruptError } from "./store-errors.js";
+import { describe, StoreCorruptError } from "./store-errors.js";
 
 /** A row of the file whose stored text is damaged (one of its JSON columns does not parse). */
 export class StoreRowCorruptError extends StoreCorruptError {
@@ -36,13 +36,11 @@ export class StoreRowCorruptError extends StoreCorruptError {
     column: string,
     cause: unknown,
   ) {
-    const keyText = Object.entries(key)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(" ");
-    const row = `${table} row ${keyText} has invalid JSON in its ${column} column`;
+    const keyText = Object.entries(key).map(([k, v]) => `${k}=${v}`);
+    const row = `${table} row ${keyText.join(" ")} has invalid JSON in its ${column} column`;
     super(
       path,
-      `${path} is damaged: ${row} (${cause instanceof Error ? cause.message : String(cause)}). The ` +
+      `${path} is damaged: ${row} (${describe(cause)}). The ` +
         "other rows are served; restore the file from a backup, or repair or delete that row with " +
         "an SQL tool while the kernel is stopped",
       { cause },

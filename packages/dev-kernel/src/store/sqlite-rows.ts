@@ -146,10 +146,8 @@ export class Table<T extends object> {
     if (sql === undefined) {
       const set = cols.filter((_, i) => mask & (1 << i)).map((c) => `${c.column} = ?`);
       const where = cols.slice(0, this.keys).map((c) => `${c.column} = ?`);
-      this.updates.set(
-        mask,
-        (sql = `UPDATE ${this.name} SET ${set.join(", ")} WHERE ${where.join(" AND ")}`),
-      );
+      sql = `UPDATE ${this.name} SET ${set.join(", ")} WHERE ${where.join(" AND ")}`;
+      this.updates.set(mask, sql);
     }
     return [sql, params];
   }
