@@ -99,13 +99,9 @@ export abstract class ExecutionTables extends UndoJournal {
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    const out: ExecutionRow[] = [];
-    for (const row of this.executions.values()) {
-      if (row.deadlineAt !== undefined && row.deadlineAt <= now && !isTerminalExecution(row.status)) {
-        out.push(row);
-      }
-    }
-    return out;
+    return [...this.executions.values()].filter(
+      (row) => row.deadlineAt !== undefined && row.deadlineAt <= now && !isTerminalExecution(row.status),
+    );
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
@@ -128,12 +124,10 @@ export abstract class ExecutionTables extends UndoJournal {
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    const out: ExecutionRow[] = [];
-    for (const row of this.executions.values()) {
-      if (isTerminalExecution(row.status) && row.updatedAt < cutoff) out.push(row);
-    }
-    out.sort((a, b) => a.updatedAt - b.updatedAt);
-    return out.slice(0, limit);
+    const rows = [...this.executions.values()].filter(
+      (r) => isTerminalExecution(r.status) && r.updatedAt < cutoff,
+    );
+    return rows.sort((a, b) => a.updatedAt - b.updatedAt).slice(0, limit);
   }
 
   /**

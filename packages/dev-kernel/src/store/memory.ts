@@ -52,9 +52,8 @@ export class MemoryStore extends ExecutionTables implements Store {
       }
     }
     this.deleteIn(this.dispatchesByExecution, id);
-    for (const a of [...this.approvals.values()]) {
+    for (const a of this.listApprovals(undefined))
       if (a.executionId === id) this.deleteIn(this.approvals, a.id);
-    }
     this.deleteIn(this.resources, id);
     this.deleteIn(this.checkpoints, id);
   }

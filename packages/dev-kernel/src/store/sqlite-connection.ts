@@ -296,13 +296,15 @@ export class SqliteConnection implements Format3File {
    */
   abandon(err: unknown): unknown {
     const wal = `${this.path}-wal`;
-    let kept: string | undefined;
+    let out = err;
     if (StoreCorruptError.isInstance(err) && (statSync(wal, { throwIfNoEntry: false })?.size ?? 0) > 0) {
-      kept = `${wal}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+      const kept = `${wal}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
       try {
         copyFileSync(wal, kept);
+        const message = `${err.message} (its WAL as found was copied to ${kept})`;
+        out = new StoreCorruptError(err.path, message, { cause: err });
       } catch {
-        kept = undefined;
+        // Not copied: refused without it.
       }
     }
     try {
@@ -314,11 +316,7 @@ export class SqliteConnection implements Format3File {
     if (this.db?.open) this.db.close(); // none yet when lostBeforeOpen refused
     this.seal.close();
     this.dropBackup(); // the file was left as it was
-    return kept === undefined || !StoreCorruptError.isInstance(err)
-      ? err
-      : new StoreCorruptError(err.path, `${err.message} (its WAL as found was copied to ${kept})`, {
-          cause: err,
-        });
+    return out;
   }
 }
 
@@ -338,11 +336,7 @@ function lostBeforeOpen(path: string, seal: SealFile, nativeBinding: string | un
     const sealed = seal.read();
     if (sealed === undefined) return undefined;
     const Database = loadSqliteDriver(path);
-    db = new Database(path, {
-      readonly: true,
-      fileMustExist: true,
-      ...(nativeBinding ? { nativeBinding } : {}),
-    });
+    db = new Database(path, { readonly: true, fileMustExist: true, nativeBinding });
     db.pragma("busy_timeout = 0");
     const meta = readMeta(db);
     const commits = Number(meta.get("commits"));

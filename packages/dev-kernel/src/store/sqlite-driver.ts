@@ -34,7 +34,7 @@ export function openSqliteDatabase(
 ): BetterSqlite3.Database {
   const Database = loadSqliteDriver(storePath, resolveFrom);
   try {
-    return new Database(file, nativeBinding === undefined ? {} : { nativeBinding });
+    return new Database(file, { nativeBinding }); // undefined: the built addon
   } catch (err) {
     if (isAddonLoadFailure(err)) throw new SqliteUnavailableError(storePath, "native_addon", err);
     throw err;
