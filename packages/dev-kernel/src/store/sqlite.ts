@@ -32,7 +32,6 @@ export type { SqliteStoreOptions };
 export class SqliteStore implements Store {
   private readonly file: SqliteConnection;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly plucked = new Map<string, Database.Statement>();
   private readonly executions = rowCache(R.EXECUTIONS);
   private readonly lastSeqs = new BoundedCache<number>();
   private readonly steps = rowCache(R.STEPS);
@@ -70,13 +69,12 @@ export class SqliteStore implements Store {
     this.file.close();
   }
 
-  /** The statement of `sql`, prepared on first use (a few dozen shapes in all). */
+  /** The statement of `sql`, prepared on first use (a few dozen shapes; each always plucked or never). */
   private stmt(sql: string, pluck = false): Database.Statement {
-    const map = pluck ? this.plucked : this.statements;
-    let stmt = map.get(sql);
+    let stmt = this.statements.get(sql);
     if (stmt === undefined) {
       stmt = this.file.db.prepare(sql);
-      map.set(sql, pluck ? stmt.pluck() : stmt);
+      this.statements.set(sql, pluck ? stmt.pluck() : stmt);
     }
     return stmt;
   }
