@@ -3,8 +3,8 @@ import type { Table } from "./sqlite-rows.js";
 
 /**
  * A map that forgets its oldest entries beyond {@link BoundedCache.LIMIT} of them or, with `weigh`,
- * beyond `maxWeight` in all (rows carry JSON texts of up to a request body each: a count alone
- * would not bound the memory).
+ * beyond `maxWeight` in all (a row carries up to a request body of JSON text: a count alone would
+ * not bound the memory).
  */
 export class BoundedCache<T> extends Map<string, T> {
   static readonly LIMIT = 1024;
@@ -37,9 +37,6 @@ export class BoundedCache<T> extends Map<string, T> {
   }
 }
 
-/**
- * A cache of `table`'s rows holding at most 4 Mi characters of their JSON text in all: a row carries
- * up to a request body (10 MiB) of it, so its 1 024 rows alone would not bound the memory.
- */
+/** A cache of `table`'s rows holding at most 4 Mi characters of their JSON text in all. */
 export const rowCache = <T extends object>(table: Table<T>) =>
   new BoundedCache<T | null>((row) => table.textLength(row), 4 * 1024 * 1024);

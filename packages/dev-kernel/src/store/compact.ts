@@ -1,13 +1,12 @@
 /**
  * Compact copies of strings the memory store keeps for the life of an execution (B8 heap budget).
  *
- * V8 represents many strings lazily: `JSON.stringify` and `+` build *cons* strings (a tree of
- * parts, ≈ 100 extra bytes for a 130-character event payload), and `slice` builds *sliced*
- * strings that keep their whole parent alive (a step's `args` text retained the entire request
- * body). Measured on the B8 workload this was ≈ 40 % of the per-step heap. Concatenating a
- * one-character head with the rest and reading a character makes V8 flatten the result into a
- * new sequential string, after which the GC drops the cons wrapper: an exact, independent copy.
- * On other engines it is merely a copy. Strings under 13 characters are never cons or sliced.
+ * V8 builds *cons* strings for `JSON.stringify` and `+` (a tree of parts, ≈ 100 extra bytes for a
+ * 130-character event payload) and *sliced* strings for `slice` (keeping the whole parent alive: a
+ * step's `args` retained the entire request body); on B8 that was ≈ 40 % of the per-step heap.
+ * Concatenating a one-character head with the rest and reading a character makes V8 flatten the
+ * result into a new sequential string: an exact, independent copy (elsewhere merely a copy).
+ * Strings under 13 characters are never cons or sliced.
  */
 import type { ExecutionRow, StepRow } from "./types.js";
 
@@ -21,18 +20,13 @@ export function compactString(s: string): string {
   return copy;
 }
 
-/** `compactString` for optional fields. */
-export function compactOptional(s: string | undefined): string | undefined {
-  return s === undefined ? undefined : compactString(s);
-}
-
 /**
  * The text to keep for a raw JSON field: the previous version's (already compact) when the text
  * did not change, else a compact copy. Strings compare by content, so "unchanged" cannot tell the
  * compact copy from the caller's lazy original — which is why the row is always rebuilt below.
  */
 function keep(prev: string | undefined, next: string | undefined): string | undefined {
-  return prev !== undefined && prev === next ? prev : compactOptional(next);
+  return next === undefined ? undefined : prev === next ? prev : compactString(next);
 }
 
 /** `row` with its raw JSON fields compact, reusing `prev`'s unchanged ones (B8). */

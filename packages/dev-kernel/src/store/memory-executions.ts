@@ -35,8 +35,6 @@ export abstract class ExecutionTables extends UndoJournal {
   protected readonly steps = new Map<string, Map<string, StepRow>>();
   protected readonly occurrences = new Map<string, Occurrences>();
 
-  // --- executions -----------------------------------------------------------------------------
-
   insertExecution(given: ExecutionRow): void {
     if (this.executions.has(given.id)) throw new Error(`execution ${given.id} already exists`);
     const row = compactExecution(given, undefined);
@@ -101,13 +99,9 @@ export abstract class ExecutionTables extends UndoJournal {
   }
 
   listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    const out: ExecutionRow[] = [];
-    for (const row of this.executions.values()) {
-      if (row.deadlineAt !== undefined && row.deadlineAt <= now && !isTerminalExecution(row.status)) {
-        out.push(row);
-      }
-    }
-    return out;
+    return [...this.executions.values()].filter(
+      (row) => row.deadlineAt !== undefined && row.deadlineAt <= now && !isTerminalExecution(row.status),
+    );
   }
 
   listUnsettledSubagents(): ExecutionRow[] {
@@ -130,12 +124,10 @@ export abstract class ExecutionTables extends UndoJournal {
   }
 
   listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    const out: ExecutionRow[] = [];
-    for (const row of this.executions.values()) {
-      if (isTerminalExecution(row.status) && row.updatedAt < cutoff) out.push(row);
-    }
-    out.sort((a, b) => a.updatedAt - b.updatedAt);
-    return out.slice(0, limit);
+    const rows = [...this.executions.values()].filter(
+      (r) => isTerminalExecution(r.status) && r.updatedAt < cutoff,
+    );
+    return rows.sort((a, b) => a.updatedAt - b.updatedAt).slice(0, limit);
   }
 
   /**
@@ -169,21 +161,11 @@ export abstract class ExecutionTables extends UndoJournal {
     return ra.createdAt - rb.createdAt || (a < b ? -1 : a > b ? 1 : 0);
   }
 
-  // --- events ---------------------------------------------------------------------------------
-
   appendEvent(executionId: string, type: string, payloadJson: string, occurredAt: number): number {
-    let list = this.events.get(executionId);
-    if (list === undefined) {
-      list = [];
-      this.setIn(this.events, executionId, list);
-    }
+    const list = this.entry(this.events, executionId, () => []);
     const seq = list.length + 1;
     // Payloads live as long as the execution: keep a flat copy, not JSON.stringify's rope.
-    list.push({ executionId, seq, type, payloadJson: compactString(payloadJson), occurredAt });
-    const owned = list;
-    this.undo(() => {
-      owned.pop();
-    });
+    this.pushIn(list, { executionId, seq, type, payloadJson: compactString(payloadJson), occurredAt });
     return seq;
   }
 
@@ -199,25 +181,14 @@ export abstract class ExecutionTables extends UndoJournal {
     return this.events.get(executionId)?.length ?? 0;
   }
 
-  // --- steps ----------------------------------------------------------------------------------
-
-  private stepMap(executionId: string, create: boolean): Map<string, StepRow> | undefined {
-    let m = this.steps.get(executionId);
-    if (m === undefined && create) {
-      m = new Map();
-      this.setIn(this.steps, executionId, m);
-    }
-    return m;
-  }
-
   insertStep(row: StepRow): void {
-    const m = this.stepMap(row.executionId, true)!;
+    const m = this.entry(this.steps, row.executionId, () => new Map());
     if (m.has(row.stepId)) throw new Error(`step ${row.stepId} already exists`);
     this.setIn(m, row.stepId, compactStep(row, undefined));
   }
 
   updateStep(row: StepRow): void {
-    const m = this.stepMap(row.executionId, false);
+    const m = this.steps.get(row.executionId);
     const prev = m?.get(row.stepId);
     if (m === undefined || prev === undefined) throw new Error(`step ${row.stepId} does not exist`);
     this.setIn(m, row.stepId, compactStep(row, prev));
@@ -227,31 +198,25 @@ export abstract class ExecutionTables extends UndoJournal {
     return this.steps.get(executionId)?.get(stepId);
   }
 
+  /** The execution's steps for which `keep` holds, ascending step id. */
+  private stepsWhere(executionId: string, keep: (s: StepRow) => boolean = () => true): StepRow[] {
+    return [...(this.steps.get(executionId)?.values() ?? [])].filter(keep).sort(byStepId);
+  }
+
   listSteps(executionId: string): StepRow[] {
-    const m = this.steps.get(executionId);
-    return m === undefined ? [] : [...m.values()].sort(byStepId);
+    return this.stepsWhere(executionId);
   }
 
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
-    const m = this.steps.get(executionId);
-    if (m === undefined) return [];
-    const out: StepRow[] = [];
-    for (const s of m.values()) if (statuses.includes(s.status)) out.push(s);
-    return out.sort(byStepId);
+    return this.stepsWhere(executionId, (s) => statuses.includes(s.status));
   }
 
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    const m = this.steps.get(executionId);
-    if (m === undefined) return [];
-    const out: StepRow[] = [];
-    for (const s of m.values()) {
-      if (s.status === "failed" && s.kind === kind && s.target === target && s.argsHash === argsHash)
-        out.push(s);
-    }
-    return out.sort(byStepId);
+    return this.stepsWhere(
+      executionId,
+      (s) => s.status === "failed" && s.kind === kind && s.target === target && s.argsHash === argsHash,
+    );
   }
-
-  // --- occurrence counters --------------------------------------------------------------------
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
     return this.occurrences
@@ -267,17 +232,8 @@ export abstract class ExecutionTables extends UndoJournal {
     argsHash: string,
     consumed: number,
   ): void {
-    let byCall = this.occurrences.get(dispatchId);
-    if (byCall === undefined) {
-      byCall = new Map();
-      this.setIn(this.occurrences, dispatchId, byCall);
-    }
-    const call = kind + SEP + target;
-    let byArgs = byCall.get(call);
-    if (byArgs === undefined) {
-      byArgs = new Map();
-      this.setIn(byCall, call, byArgs);
-    }
+    const byCall = this.entry(this.occurrences, dispatchId, () => new Map());
+    const byArgs = this.entry(byCall, kind + SEP + target, () => new Map<string, number>());
     this.setIn(byArgs, argsHash, consumed);
   }
 

@@ -1,8 +1,5 @@
-/**
- * The undo journal behind the memory store's transactions: every write made inside
- * `transaction(fn)` records how to reverse itself, and a throw replays the journal backwards, so a
- * failed request leaves no partial state behind (the same guarantee SQLite gives).
- */
+// The memory store's transactions: every write inside `transaction(fn)` records how to reverse
+// itself, and a throw replays the journal backwards (no partial state, as SQLite guarantees).
 
 type Undo = () => void;
 
@@ -37,6 +34,19 @@ export abstract class UndoJournal {
       this.undo(() => (had ? map.set(key, prev as V) : map.delete(key)));
     }
     map.set(key, value);
+  }
+
+  /** The value of `key` in `map`, set (journaled) to `make()` first when there is none. */
+  protected entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+    let value = map.get(key);
+    if (value === undefined) this.setIn(map, key, (value = make()));
+    return value;
+  }
+
+  /** Push `value` onto `list`, journaling its removal. */
+  protected pushIn<V>(list: V[], value: V): void {
+    list.push(value);
+    this.undo(() => void list.pop());
   }
 
   /** Delete `key` from `map`, journaling the previous value. */

@@ -52,14 +52,11 @@ export class MemoryStore extends ExecutionTables implements Store {
       }
     }
     this.deleteIn(this.dispatchesByExecution, id);
-    for (const a of [...this.approvals.values()]) {
+    for (const a of this.listApprovals(undefined))
       if (a.executionId === id) this.deleteIn(this.approvals, a.id);
-    }
     this.deleteIn(this.resources, id);
     this.deleteIn(this.checkpoints, id);
   }
-
-  // --- dispatches -----------------------------------------------------------------------------
 
   insertDispatch(row: DispatchRow): void {
     if (this.dispatches.has(row.id)) throw new Error(`dispatch ${row.id} already exists`);
@@ -91,45 +88,33 @@ export class MemoryStore extends ExecutionTables implements Store {
   }
 
   listActiveDispatches(executionId: string): DispatchRow[] {
-    const out: DispatchRow[] = [];
-    for (const id of this.dispatchesByExecution.get(executionId) ?? []) {
-      const d = this.dispatches.get(id)!;
-      if (d.status !== "exhausted") out.push(d);
-    }
-    return out;
+    const ids = this.dispatchesByExecution.get(executionId) ?? [];
+    return ids.map((id) => this.dispatches.get(id)!).filter((d) => d.status !== "exhausted");
+  }
+
+  /** The dispatches not `exhausted` for which `keep` holds. */
+  private active(keep: (d: DispatchRow) => boolean): DispatchRow[] {
+    return [...this.activeDispatches].map((id) => this.dispatches.get(id)!).filter(keep);
   }
 
   listDueDispatches(now: number, limit: number): DispatchRow[] {
-    const due: DispatchRow[] = [];
-    for (const id of this.activeDispatches) {
-      const d = this.dispatches.get(id)!;
-      if ((d.status === "pending" || d.status === "failed") && d.nextAttemptAt <= now) due.push(d);
-    }
+    const due = this.active(
+      (d) => (d.status === "pending" || d.status === "failed") && d.nextAttemptAt <= now,
+    );
     due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : 1));
     return due.slice(0, limit);
   }
 
   nextDispatchDueAt(): number | undefined {
     let min: number | undefined;
-    for (const id of this.activeDispatches) {
-      const d = this.dispatches.get(id)!;
-      if ((d.status === "pending" || d.status === "failed") && (min === undefined || d.nextAttemptAt < min)) {
-        min = d.nextAttemptAt;
-      }
-    }
+    for (const d of this.active((d) => d.status === "pending" || d.status === "failed"))
+      if (min === undefined || d.nextAttemptAt < min) min = d.nextAttemptAt;
     return min;
   }
 
   listExpiredLeases(now: number): DispatchRow[] {
-    const out: DispatchRow[] = [];
-    for (const id of this.activeDispatches) {
-      const d = this.dispatches.get(id)!;
-      if (d.status === "in_flight" && (d.lockedAt ?? 0) + d.leaseMs < now) out.push(d);
-    }
-    return out;
+    return this.active((d) => d.status === "in_flight" && (d.lockedAt ?? 0) + d.leaseMs < now);
   }
-
-  // --- approvals ------------------------------------------------------------------------------
 
   insertApproval(row: ApprovalRow): void {
     if (this.approvals.has(row.id)) throw new Error(`approval ${row.id} already exists`);
@@ -147,33 +132,20 @@ export class MemoryStore extends ExecutionTables implements Store {
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
-    const out: ApprovalRow[] = [];
-    for (const a of this.approvals.values()) if (status === undefined || a.status === status) out.push(a);
-    return out;
+    return [...this.approvals.values()].filter((a) => status === undefined || a.status === status);
   }
 
   listPendingApprovals(executionId: string): ApprovalRow[] {
-    const out: ApprovalRow[] = [];
-    for (const a of this.approvals.values()) {
-      if (a.executionId === executionId && a.status === "pending") out.push(a);
-    }
-    return out;
+    return this.listApprovals("pending").filter((a) => a.executionId === executionId);
   }
 
   findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    for (const a of this.approvals.values()) {
-      if (a.executionId === executionId && a.stepId === stepId && a.status === "pending") return a;
-    }
-    return undefined;
+    return this.listPendingApprovals(executionId).find((a) => a.stepId === stepId);
   }
 
   listExpiredApprovals(now: number): ApprovalRow[] {
-    const out: ApprovalRow[] = [];
-    for (const a of this.approvals.values()) if (a.status === "pending" && a.timeoutAt <= now) out.push(a);
-    return out;
+    return this.listApprovals("pending").filter((a) => a.timeoutAt <= now);
   }
-
-  // --- agents ---------------------------------------------------------------------------------
 
   putAgent(row: AgentRow): void {
     this.setIn(this.agents, row.id, row);
@@ -190,8 +162,6 @@ export class MemoryStore extends ExecutionTables implements Store {
   deleteAgent(id: string): void {
     this.deleteIn(this.agents, id);
   }
-
-  // --- api keys -------------------------------------------------------------------------------
 
   insertApiKey(row: ApiKeyRow): void {
     if (this.apiKeys.has(row.id)) throw new Error(`api key ${row.id} already exists`);
@@ -222,15 +192,9 @@ export class MemoryStore extends ExecutionTables implements Store {
     return [...this.apiKeys.values()];
   }
 
-  // --- resources and checkpoints ---------------------------------------------------------------
-
   putResource(row: ResourceRow): void {
-    let m = this.resources.get(row.executionId);
-    if (m === undefined) {
-      m = new Map();
-      this.setIn(this.resources, row.executionId, m);
-    }
-    this.setIn(m, row.key, row);
+    const byKey = this.entry(this.resources, row.executionId, () => new Map<string, ResourceRow>());
+    this.setIn(byKey, row.key, row);
   }
 
   getResource(executionId: string, key: string): ResourceRow | undefined {
@@ -243,18 +207,10 @@ export class MemoryStore extends ExecutionTables implements Store {
   }
 
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
-    let list = this.checkpoints.get(row.executionId);
-    if (list === undefined) {
-      list = [];
-      this.setIn(this.checkpoints, row.executionId, list);
-    }
+    const list = this.entry(this.checkpoints, row.executionId, () => []);
     let seq = 1;
     for (const c of list) if (c.key === row.key) seq = c.seq + 1;
-    list.push({ ...row, seq });
-    const owned = list;
-    this.undo(() => {
-      owned.pop();
-    });
+    this.pushIn(list, { ...row, seq });
     return seq;
   }
 

@@ -4,19 +4,17 @@
  * transactions with group commit.
  *
  * Group commit: the first transaction of an event-loop turn opens one SQLite transaction (`BEGIN`);
- * each store transaction that writes is a savepoint inside it (a throw rolls back to it, undoing
- * exactly that transaction's writes), and the SQLite transaction commits on `setImmediate`, after every request
- * that arrived together ran, or as soon as it holds {@link GROUP_COMMIT_MAX} store transactions.
- * Until then the writes are visible (same connection) but not durable, so nothing may be
- * acknowledged before `whenDurable()` resolves: the HTTP core awaits it before any answer, the
- * dispatcher before any webhook, both in the same turn as the transaction whose writes they
- * acknowledge. A failed commit is rolled back by SQLite: the file and what reads see are again the
- * last commit, and the waiters of the batch are rejected.
+ * each later store transaction that writes is a savepoint inside it (a throw undoes exactly its
+ * writes), and the SQLite transaction commits on `setImmediate`, after every request that arrived
+ * together ran, or once it holds {@link GROUP_COMMIT_MAX} store transactions. Until then the writes
+ * are visible (same connection) but not durable, so nothing may be acknowledged before
+ * `whenDurable()` resolves: the HTTP core awaits it before any answer, the dispatcher before any
+ * webhook, both in the same turn as the transaction whose writes they acknowledge. A failed commit
+ * is rolled back by SQLite (the file and reads are again the last commit) and rejects its waiters.
  *
- * The connection uses `locking_mode = EXCLUSIVE`: it takes the write lock at open and keeps it until
- * close, so a second kernel on the same file fails at once with {@link StoreLockedError}. (It also
- * keeps WAL's index in process memory: no `-shm` file.) The operating system drops the lock when the
- * process dies, SIGKILL included.
+ * `locking_mode = EXCLUSIVE` takes the write lock at open and keeps it until close, so a second
+ * kernel on the same file fails at once with {@link StoreLockedError} (and WAL's index stays in
+ * process memory: no `-shm` file). The operating system drops the lock when the process dies.
  */
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
@@ -32,15 +30,13 @@ import {
 } from "./sqlite-file.js";
 import type { Format3File } from "./sqlite-format3.js";
 import type { SqliteStoreOptions } from "./sqlite-options.js";
-import { FORMAT_VERSION, metaRows, SCHEMA, UPGRADES } from "./sqlite-schema.js";
+import { FORMAT_VERSION, metaRows, SCHEMA, UPGRADE } from "./sqlite-schema.js";
 import { SealFile } from "./sqlite-seal.js";
-import { lostBeforeOpen } from "./sqlite-wal-check.js";
 import { StoreCommitError, StoreCorruptError, StoreError, StoreUnavailableError } from "./store-errors.js";
 
 /** Store transactions in one batch before it commits without waiting for the end of the turn. */
 export const GROUP_COMMIT_MAX = 256;
 
-/** A promise and its settling functions. */
 class Deferred {
   resolve!: () => void;
   reject!: (err: unknown) => void;
@@ -52,41 +48,42 @@ class Deferred {
 
 const DURABLE: Promise<void> = Promise.resolve();
 
+/** The statements of the transactions, prepared once. */
+const TX = {
+  begin: "BEGIN",
+  commit: "COMMIT",
+  savepoint: "SAVEPOINT tx",
+  release: "RELEASE tx",
+  rollbackTo: "ROLLBACK TO tx",
+  count: "UPDATE meta SET value = ? WHERE key = 'commits'",
+};
+
 /** The open file (see the module comment). */
 export class SqliteConnection implements Format3File {
   readonly db: Database.Database;
   readonly seal: SealFile;
   private storeId = "";
   private commits = 0;
-  /** A `BEGIN` is open (the batch). */
-  private open = false;
-  /** Store transactions of the batch that wrote; 0 = the batch wrote nothing. */
-  private writes = 0;
+  private open = false; // a `BEGIN` is open (the batch)
+  private writes = 0; // store transactions of the batch that wrote
   private depth = 0;
-  /** Whether the current store transaction wrote (and, unless it opened the batch, holds a savepoint). */
+  /** Whether the current store transaction wrote (and, unless it is the batch's first, holds a savepoint). */
   private wrote = false;
-  /** Whether the current store transaction opened the batch (`BEGIN`): undoing it is undoing the batch. */
-  private first = false;
+  private first = false; // the current store transaction opened the batch
   private scheduled = false;
   private waiting: Deferred | undefined;
   /**
-   * The failure of a batch committed in this turn. A caller whose writes were in that batch may not
-   * have asked `whenDurable()` yet (it does so a few microtasks after its transaction); with the
-   * batch gone, "nothing pending" would wrongly resolve it. So until the turn ends every
-   * `whenDurable()` rejects: a request that did not write gets a spurious 500 during a disk failure,
-   * but no lost write is ever acknowledged.
+   * The failure of a batch committed in this turn: until the turn ends every `whenDurable()`
+   * rejects, since a caller whose writes were in that batch may ask only a few microtasks later and
+   * "nothing pending" would wrongly resolve it (a request that did not write gets a spurious 500).
    */
   private failure: Error | undefined;
   private closed = false;
   /** Set when the connection itself died: every later transaction and `whenDurable()` fails with it. */
   private broken: StoreUnavailableError | undefined;
-  /** A redo-log file being converted (its version and old meta), replayed before the first commit. */
-  converting: Format3File["converting"] = undefined;
+  converting: Format3File["converting"] = undefined; // a redo-log file, replayed before the first commit
   private backup: string | undefined;
-  private readonly sql: Record<
-    "begin" | "commit" | "savepoint" | "release" | "rollbackTo" | "count",
-    Database.Statement
-  >;
+  private readonly sql: Record<keyof typeof TX, Database.Statement>;
 
   /** `rolledBack` runs whenever SQLite undid writes (a throwing transaction, a failed commit). */
   constructor(
@@ -105,24 +102,13 @@ export class SqliteConnection implements Format3File {
     this.seal = new SealFile(path);
     // A seal left beside a store that was deleted speaks of commits this new file never had.
     if (created) this.seal.remove();
-    // Refused before the read-write connection, whose close would checkpoint (sqlite-wal-check.ts).
     const lost = created ? undefined : lostBeforeOpen(path, this.seal, given.nativeBinding);
-    if (lost !== undefined) throw this.abandon(this.lost(lost));
+    if (lost !== undefined) throw this.abandon(this.seal.lost(lost));
     try {
       this.db = openSqliteDatabase(path, path, given.nativeBinding);
-    } catch (err) {
-      throw classifySqliteError(path, err, "open");
-    }
-    try {
       this.configure(synchronous, given.quickCheck ?? true);
-      this.sql = {
-        begin: this.db.prepare("BEGIN"),
-        commit: this.db.prepare("COMMIT"),
-        savepoint: this.db.prepare("SAVEPOINT tx"),
-        release: this.db.prepare("RELEASE tx"),
-        rollbackTo: this.db.prepare("ROLLBACK TO tx"),
-        count: this.db.prepare("UPDATE meta SET value = ? WHERE key = 'commits'"),
-      };
+      const prepared = Object.entries(TX).map(([name, sql]) => [name, this.db.prepare(sql)]);
+      this.sql = Object.fromEntries(prepared) as SqliteConnection["sql"];
     } catch (err) {
       throw this.abandon(classifySqliteError(path, err, "open"));
     }
@@ -142,25 +128,21 @@ export class SqliteConnection implements Format3File {
       throw new StoreError(path, `${path}: SQLite cannot use WAL mode there (${String(mode)}); use a file`);
     }
     db.pragma(`synchronous = ${synchronous}`);
-    // A checkpoint (copying the WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB of
-    // WAL) instead of SQLite's 1 000: a page rewritten by many commits in between is copied once,
-    // and the commit that runs it stalls a tenth as often. Measured: commit time 57 % → 30 % of the
-    // store's CPU at 50 concurrent executions.
+    // A checkpoint (WAL into the file, with an fsync) every 10 000 pages (≈ 40 MB) instead of 1 000:
+    // a page rewritten in between is copied once, and commits stall a tenth as often (commit time
+    // 57 % → 30 % of the store's CPU at 50 concurrent executions).
     db.pragma("wal_autocheckpoint = 10000");
-    // Each store transaction after a batch's first is a savepoint, whose journal holds the original
-    // of every page it changes: kept in memory, never spilled to a temporary file.
+    // Savepoint journals (the original of every page a later transaction changes) stay in memory.
     db.pragma("temp_store = MEMORY");
     db.exec("BEGIN IMMEDIATE"); // the write lock, kept from here on; committed by the first commit()
     this.open = true;
     if (quickCheck) runQuickCheck(db, path);
     if (version < 4) {
       this.converting = { version, meta: readMeta(db) };
-      // Kept until the converted file is committed (finishOpen).
-      this.backup = `${path}.format${version}-backup`;
-      copyFileSync(path, this.backup);
-      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${this.backup}-wal`);
-      db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomId())}`);
-    } else for (let v = version; v < FORMAT_VERSION; v++) db.exec(UPGRADES[v]!);
+      this.backup = `${path}.format${version}-backup`; // until the converted file is committed
+      for (const s of ["", "-wal"]) if (existsSync(path + s)) copyFileSync(path + s, this.backup + s);
+      db.exec(`DROP TABLE meta;\n${SCHEMA}\n${metaRows(randomBytes(16).toString("hex"))}`);
+    } else if (version < FORMAT_VERSION) db.exec(UPGRADE);
     const meta = readMeta(db);
     this.storeId = meta.get("store_id") ?? "";
     this.commits = Number(meta.get("commits"));
@@ -168,14 +150,8 @@ export class SqliteConnection implements Format3File {
       throw new StoreCorruptError(path, `${path} has an invalid store_id or commits in its meta table`);
     }
     const sealed = this.converting === undefined ? this.seal.read() : undefined;
-    if (sealed !== undefined && sealed.storeId !== this.storeId) {
-      throw this.lost(
-        `${this.seal.path} belongs to another store file (id ${sealed.storeId}, this one is ${this.storeId})`,
-      );
-    }
-    if (sealed !== undefined && sealed.commits > this.commits) {
-      throw this.lost(`it holds ${this.commits} commits, but ${sealed.commits} were acknowledged`);
-    }
+    const lost = this.seal.shortfall(sealed, this.storeId, this.commits);
+    if (lost !== undefined) throw this.seal.lost(lost);
   }
 
   /** End opening: commit the opening transaction (and a conversion), seal, drop the backup copy. */
@@ -187,27 +163,15 @@ export class SqliteConnection implements Format3File {
   }
 
   private dropBackup(): void {
-    if (this.backup === undefined) return;
-    rmSync(this.backup, { force: true });
-    rmSync(`${this.backup}-wal`, { force: true });
-  }
-
-  private lost(what: string): StoreCorruptError {
-    return new StoreCorruptError(
-      this.path,
-      `${this.path} holds less than the kernel acknowledged (${what}; see ${this.seal.path}): the end of ` +
-        "its WAL is damaged or missing, or an older copy of the file was put in its place. Refusing to " +
-        "start rather than silently undo acknowledged work: restore the file (and its -wal) from a " +
-        `backup, or delete ${this.seal.path} to accept what the file holds`,
-    );
+    for (const s of ["", "-wal"]) if (this.backup !== undefined) rmSync(this.backup + s, { force: true });
   }
 
   transaction<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
     if (this.broken !== undefined) throw this.broken;
     if (this.closed) throw new StoreUnavailableError(this.path, `${this.path}: the store is closed`);
-    // The first transaction of a batch needs no savepoint (undoing it is undoing the batch); a later
-    // one takes it at its first write (write()): one that only reads has nothing to undo.
+    // A batch's first transaction needs no savepoint (undoing it undoes the batch); a later one takes
+    // it at its first write (write()): one that only reads has nothing to undo.
     const first = !this.open;
     if (first) {
       this.sql.begin.run();
@@ -326,19 +290,21 @@ export class SqliteConnection implements Format3File {
   }
 
   /**
-   * Close after opening failed with `err`. Closing lets SQLite checkpoint the WAL's valid frames
-   * and delete it, so for a damaged store the WAL as found is first copied aside (its damaged
-   * frames are the only trace of what was lost); returns the error to throw.
+   * Close after opening failed with `err`; returns the error to throw. Closing lets SQLite checkpoint
+   * the WAL's valid frames and delete it, so for a damaged store the WAL as found is first copied
+   * aside (its damaged frames are the only trace of what was lost).
    */
   abandon(err: unknown): unknown {
     const wal = `${this.path}-wal`;
-    let kept: string | undefined;
+    let out = err;
     if (StoreCorruptError.isInstance(err) && (statSync(wal, { throwIfNoEntry: false })?.size ?? 0) > 0) {
-      kept = `${wal}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+      const kept = `${wal}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
       try {
         copyFileSync(wal, kept);
+        const message = `${err.message} (its WAL as found was copied to ${kept})`;
+        out = new StoreCorruptError(err.path, message, { cause: err });
       } catch {
-        kept = undefined;
+        // Not copied: refused without it.
       }
     }
     try {
@@ -350,14 +316,38 @@ export class SqliteConnection implements Format3File {
     if (this.db?.open) this.db.close(); // none yet when lostBeforeOpen refused
     this.seal.close();
     this.dropBackup(); // the file was left as it was
-    return kept === undefined || !StoreCorruptError.isInstance(err)
-      ? err
-      : new StoreCorruptError(err.path, `${err.message} (its WAL as found was copied to ${kept})`, {
-          cause: err,
-        });
+    return out;
   }
 }
 
-function randomId(): string {
-  return randomBytes(16).toString("hex");
+/**
+ * What a file whose WAL was left behind lacks against its seal, checked through a read-only
+ * connection before the store's own opens it: SQLite's WAL recovery keeps the frames up to the
+ * first one whose checksum fails, and closing a read-write connection would checkpoint them into
+ * the file and delete the WAL, so the refusal would change the very file it refuses. A read-only
+ * connection never checkpoints (the `-shm` it creates is removed again). Undefined to open as
+ * usual: no WAL, no readable seal, nothing lost, or anything the read-write open will classify.
+ */
+function lostBeforeOpen(path: string, seal: SealFile, nativeBinding: string | undefined): string | undefined {
+  if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0) return undefined;
+  const hadShm = existsSync(`${path}-shm`);
+  let db: Database.Database | undefined;
+  try {
+    const sealed = seal.read();
+    if (sealed === undefined) return undefined;
+    const Database = loadSqliteDriver(path);
+    db = new Database(path, { readonly: true, fileMustExist: true, nativeBinding });
+    db.pragma("busy_timeout = 0");
+    const meta = readMeta(db);
+    const commits = Number(meta.get("commits"));
+    const storeId = meta.get("store_id");
+    return storeId === undefined || !Number.isSafeInteger(commits)
+      ? undefined
+      : seal.shortfall(sealed, storeId, commits);
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+    if (!hadShm) rmSync(`${path}-shm`, { force: true });
+  }
 }

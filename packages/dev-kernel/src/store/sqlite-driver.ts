@@ -1,11 +1,8 @@
 /**
- * better-sqlite3, loaded only when a SQLite store is opened. It is an optional dependency of
- * @rebuno/dev-kernel with a native addon: the memory store and everything built on it must work
- * without it, and when it is absent or its addon was never built (pnpm 10 skips install scripts
- * unless allowed) the store fails with one typed error that says how to fix it, not a stack of
- * binding paths.
- *
- * Loaded with `require` (better-sqlite3 is CommonJS) because opening a store is synchronous.
+ * better-sqlite3, an optional dependency with a native addon, loaded (with `require`: opening a
+ * store is synchronous) only when a SQLite store is opened. The memory store must work without it,
+ * and when it is absent or its addon was never built (pnpm 10 skips install scripts unless allowed)
+ * the store fails with one typed error that says how to fix it, not a stack of binding paths.
  */
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
@@ -14,28 +11,18 @@ import { describe } from "./store-errors.js";
 
 type DatabaseConstructor = typeof BetterSqlite3;
 
-let loaded: DatabaseConstructor | undefined;
-
-/**
- * better-sqlite3's `Database` class. `resolveFrom` (a file path or URL) is where resolution starts;
- * tests pass a directory without it to see the error a user without it gets.
- */
+/** better-sqlite3's `Database` class, resolved from `resolveFrom` (tests pass a directory without it). */
 export function loadSqliteDriver(
   path: string,
   resolveFrom: string | URL = import.meta.url,
 ): DatabaseConstructor {
-  const fromHere = resolveFrom === import.meta.url;
-  if (fromHere && loaded !== undefined) return loaded;
-  let driver: DatabaseConstructor;
   try {
-    driver = createRequire(resolveFrom)("better-sqlite3") as DatabaseConstructor;
+    return createRequire(resolveFrom)("better-sqlite3") as DatabaseConstructor; // cached by require
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const missing = code === "MODULE_NOT_FOUND" && describe(err).includes("'better-sqlite3'");
     throw new SqliteUnavailableError(path, missing ? "not_installed" : "native_addon", err);
   }
-  if (fromHere) loaded = driver;
-  return driver;
 }
 
 /** Open `file` with better-sqlite3; the addon's own load failures become {@link SqliteUnavailableError}. */
@@ -47,7 +34,7 @@ export function openSqliteDatabase(
 ): BetterSqlite3.Database {
   const Database = loadSqliteDriver(storePath, resolveFrom);
   try {
-    return new Database(file, nativeBinding === undefined ? {} : { nativeBinding });
+    return new Database(file, { nativeBinding }); // undefined: the built addon
   } catch (err) {
     if (isAddonLoadFailure(err)) throw new SqliteUnavailableError(storePath, "native_addon", err);
     throw err;
@@ -55,9 +42,8 @@ export function openSqliteDatabase(
 }
 
 /**
- * better-sqlite3 loads its addon in the first `new Database()`: through `bindings` ("Could not
- * locate the bindings file", a list of tried paths), or `require(nativeBinding)`, or `dlopen`
- * (built for another Node ABI). SQLite's own errors carry `SQLITE_*` codes and are not these.
+ * The first `new Database()` loads the addon: through `bindings` ("Could not locate the bindings
+ * file"), `require(nativeBinding)` or `dlopen` (another Node ABI). SQLite's errors carry `SQLITE_*`.
  */
 function isAddonLoadFailure(err: unknown): boolean {
   const code = String((err as { code?: unknown }).code ?? "");

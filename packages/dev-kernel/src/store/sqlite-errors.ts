@@ -1,13 +1,9 @@
-/**
- * The error of a SQLite store that cannot run in this installation (see sqlite-driver.ts). Kept
- * apart from the driver so that its declaration needs no better-sqlite3 types.
- */
+// Apart from sqlite-driver.ts so that the error's declaration needs no better-sqlite3 types.
 import { describe, StoreError } from "./store-errors.js";
 
-const INSTALL_HINT =
-  "install it next to @rebuno/dev-kernel (npm install better-sqlite3); under pnpm 10 also allow its " +
-  'build script: run `pnpm approve-builds`, or add "better-sqlite3" to pnpm.onlyBuiltDependencies in ' +
-  "package.json, then `pnpm rebuild better-sqlite3`";
+const PNPM =
+  'under pnpm 10 also allow its build script (`pnpm approve-builds`, or "better-sqlite3" in ' +
+  "pnpm.onlyBuiltDependencies) and run `pnpm rebuild better-sqlite3`";
 
 /**
  * The SQLite store cannot run in this installation: better-sqlite3 is not installed, or its native
@@ -24,22 +20,12 @@ export class SqliteUnavailableError extends StoreError {
   constructor(path: string, reason: "not_installed" | "native_addon", cause: unknown) {
     const what =
       reason === "not_installed"
-        ? "better-sqlite3 is not installed (it is an optional dependency)"
-        : `better-sqlite3's native addon does not load (${firstLine(cause)})`;
-    const fix =
-      reason === "not_installed"
-        ? INSTALL_HINT
-        : "build it for this Node version: `npm rebuild better-sqlite3`; under pnpm 10 allow its build " +
-          'first (`pnpm approve-builds`, or "better-sqlite3" in pnpm.onlyBuiltDependencies) and run ' +
-          "`pnpm rebuild better-sqlite3`";
-    super(
-      path,
-      `the SQLite store needs better-sqlite3, and ${what}: ${fix}. The memory store needs neither.`,
-      {
-        code: "sqlite_unavailable",
-        cause,
-      },
-    );
+        ? "is not installed (it is an optional dependency): install it next to @rebuno/dev-kernel (npm " +
+          "install better-sqlite3)"
+        : `'s native addon does not load (${firstLine(cause)}): build it for this Node version: ` +
+          "`npm rebuild better-sqlite3`";
+    const message = `the SQLite store needs better-sqlite3, and better-sqlite3${what}; ${PNPM}.`;
+    super(path, `${message} The memory store needs neither.`, { code: "sqlite_unavailable", cause });
     this.reason = reason;
   }
 }

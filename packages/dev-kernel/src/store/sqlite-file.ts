@@ -1,14 +1,12 @@
 /**
- * The SQLite store's file before and around SQLite: creating a new store atomically, refusing an
- * existing file that is not one (empty, not a regular file), telling a read-only file from an I/O
- * error, and mapping what SQLite reports to the store's typed errors.
- *
- * A store file only ever comes into being complete: it is built under a temporary name and linked
- * into place, so an existing file without the store's tables (a zero-length file, another
- * application's empty database) is never taken for a new store and silently written over.
+ * The SQLite store's file before and around SQLite: creating a new store, refusing an existing file
+ * that is not one, telling a read-only file from an I/O error, and mapping what SQLite reports to the
+ * store's typed errors. A store file only comes into being complete (built under a temporary name,
+ * then linked into place), so an existing file without the store's tables (a zero-length file,
+ * another application's empty database) is never taken for a new store and written over.
  */
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, linkSync, lstatSync, unlinkSync } from "node:fs";
+import { accessSync, constants, linkSync, lstatSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { openSqliteDatabase } from "./sqlite-driver.js";
@@ -24,9 +22,8 @@ import {
 
 /** Tables of the dev kernel's first, normalized SQLite schema (before the redo log of formats 1–3). */
 const OLD_SCHEMA_TABLES = ["executions", "events", "steps", "dispatches", "occurrences"];
-
 /** Tables a file of each format must hold. */
-const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
+export const FORMAT3_TABLES = ["snapshot", "log", "cold_execution", "cold_dispatch", "cold_approval"];
 const FORMAT4_TABLES = [...SCHEMA.matchAll(/CREATE TABLE (\w+)/g)].map((m) => m[1]!);
 
 const READ_ONLY_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
@@ -45,7 +42,7 @@ export function prepareStoreFile(path: string, nativeBinding: string | undefined
     }
     size = stat.size;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw asStoreError(path, err);
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw classifySqliteError(path, err);
     checkWritable(path, [[dirname(path), "its directory"]]);
     if (createStoreFile(path, nativeBinding)) return true;
     size = lstatSync(path).size; // created by someone else meanwhile: check it like any other
@@ -66,10 +63,7 @@ export function prepareStoreFile(path: string, nativeBinding: string | undefined
   return false;
 }
 
-/**
- * Refuse with {@link StoreReadOnlyError} unless this process may write every existing one of
- * `paths`. `access` asks about the process's real rights (root may write a 0444 file, and does).
- */
+/** Refuse unless this process may write every existing one of `paths` (`access`: its real rights). */
 function checkWritable(path: string, paths: readonly (readonly [string, string])[]): void {
   for (const [p, what] of paths) {
     try {
@@ -77,7 +71,7 @@ function checkWritable(path: string, paths: readonly (readonly [string, string])
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? "";
       if (code === "ENOENT" && p !== path && p !== dirname(path)) continue; // side file not there yet
-      if (!READ_ONLY_CODES.has(code)) throw asStoreError(path, err);
+      if (!READ_ONLY_CODES.has(code)) throw classifySqliteError(path, err);
       throw new StoreReadOnlyError(
         path,
         `${path} is read-only for this process: ${what}${p === path ? "" : ` (${p})`} cannot be written ` +
@@ -109,31 +103,43 @@ function createStoreFile(path: string, nativeBinding: string | undefined): boole
     }
     return true;
   } catch (err) {
-    throw asStoreError(path, err, "create");
+    throw classifySqliteError(path, err, "create");
   } finally {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // Never created (the error being thrown says why), or already gone.
-    }
+    rmSync(temp, { force: true }); // linked into place, or never created (the error thrown says why)
   }
 }
 
-function asStoreError(path: string, err: unknown, doing = "open"): StoreError {
+/** A store error saying the file is not a rebuno-dev store, and why. */
+function notOurs(path: string, why: string): StoreFormatError {
+  return new StoreFormatError(
+    path,
+    `${path} is not a rebuno-dev store (${why}): point --store at a new path or at a file rebuno-dev created`,
+  );
+}
+
+/** Map what the file system or SQLite said while creating or opening the file to a typed error. */
+export function classifySqliteError(path: string, err: unknown, doing = "open"): StoreError {
   if (StoreError.isInstance(err)) return err;
-  const code = (err as NodeJS.ErrnoException).code ?? "";
-  if (READ_ONLY_CODES.has(code) || code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN") {
-    if (READ_ONLY_CODES.has(code) || !writable(dirname(path))) {
-      return new StoreReadOnlyError(
-        path,
-        `cannot ${doing} ${path}: its directory is read-only (${describe(err)})`,
-        {
-          cause: err,
-        },
-      );
-    }
-  }
-  return new StoreError(path, `cannot ${doing} ${path}: ${describe(err)}`, { cause: err });
+  const code = String((err as { code?: unknown }).code ?? "");
+  const [why, options] = [describe(err), { cause: err }];
+  if (READ_ONLY_CODES.has(code) || (/^SQLITE_(READONLY|CANTOPEN)$/.test(code) && !writable(dirname(path))))
+    return new StoreReadOnlyError(
+      path,
+      `cannot ${doing} ${path}: its directory is read-only (${why})`,
+      options,
+    );
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new StoreLockedError(path, options);
+  if (code === "SQLITE_NOTADB")
+    return new StoreFormatError(path, `${path} is not an SQLite database (${why})`, options);
+  if (code.startsWith("SQLITE_CORRUPT"))
+    return new StoreCorruptError(
+      path,
+      `${path} is damaged: SQLite reports ${why}; restore it from a backup`,
+      options,
+    );
+  if (code.startsWith("SQLITE_READONLY"))
+    return new StoreReadOnlyError(path, `${path} is read-only for this process (${why})`, options);
+  return new StoreError(path, `cannot ${doing} ${path}: ${why}`, options);
 }
 
 function writable(p: string): boolean {
@@ -143,37 +149,6 @@ function writable(p: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A store error saying the file is not a rebuno-dev store, and why. */
-export function notOurs(path: string, why: string): StoreFormatError {
-  return new StoreFormatError(
-    path,
-    `${path} is not a rebuno-dev store (${why}): point --store at a new path or at a file rebuno-dev created`,
-  );
-}
-
-/** Map what SQLite said while opening or reading the file to the store's typed errors. */
-export function classifySqliteError(path: string, err: unknown, doing: "open" | "read"): StoreError {
-  if (StoreError.isInstance(err)) return err;
-  const code = String((err as { code?: unknown }).code ?? "");
-  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new StoreLockedError(path, { cause: err });
-  if (code === "SQLITE_NOTADB") {
-    return new StoreFormatError(path, `${path} is not an SQLite database (${describe(err)})`, { cause: err });
-  }
-  if (code.startsWith("SQLITE_CORRUPT")) {
-    return new StoreCorruptError(
-      path,
-      `${path} is damaged: SQLite reports ${describe(err)}; restore it from a backup`,
-      { cause: err },
-    );
-  }
-  if (code.startsWith("SQLITE_READONLY")) {
-    return new StoreReadOnlyError(path, `${path} is read-only for this process (${describe(err)})`, {
-      cause: err,
-    });
-  }
-  return new StoreError(path, `cannot ${doing} ${path}: ${describe(err)}`, { cause: err });
 }
 
 /** The `meta` table as a map. */

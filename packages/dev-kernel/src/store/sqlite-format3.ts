@@ -1,15 +1,14 @@
 /**
- * Converting the redo-log formats (1–3) that rebuno-dev wrote before the plain tables, at open
- * (sqlite-connection.ts). Such a file held the state as JSON arrays of store writes ("ops",
- * `[method, ...args]`): a snapshot of the current compaction generation, a log of the batches
- * committed since its base, and (format 3) settled executions as bundles of insert ops in cold
- * tables. Replaying them, in that order, through the new store's own write methods rebuilds the
- * state the writer had, inside the opening transaction; every row's checksum and the format-3 seal
- * (what was acknowledged) are checked on the way, so a damaged file is refused (the transaction
- * rolled back) rather than converted in part.
+ * Converting the redo-log formats (1–3) at open. Such a file held the state as JSON arrays of store
+ * writes (`[method, ...args]` ops): a snapshot of the current compaction generation, a log of the
+ * batches committed since, and (format 3) settled executions as bundles of ops in cold tables.
+ * Replaying them in that order through the new store's write methods, inside the opening
+ * transaction, rebuilds the writer's state; every row's checksum and the format-3 seal are checked
+ * on the way, so a damaged file is refused (rolled back) rather than converted in part.
  */
 import { hash } from "node:crypto";
 import type Database from "better-sqlite3";
+import { FORMAT3_TABLES } from "./sqlite-file.js";
 import type { SealFile } from "./sqlite-seal.js";
 import { describe, StoreCorruptError, StoreFormatError } from "./store-errors.js";
 import type { Store } from "./types.js";
@@ -23,10 +22,9 @@ const WRITES: ReadonlySet<string> = new Set(
 
 const sha = (text: string): string => hash("sha256", text, "hex");
 
-/** Why a stored op could not be applied. */
 class BadOpError extends Error {}
 
-/** Apply a list of ops, each a store write or the cold tier's `archive` (left the hot state), `thaw` (came back) or `deleteCold`; all are named known first. */
+/** Apply ops: store writes, or the cold tier's `archive`, `thaw` and `deleteCold`; all checked first. */
 function apply(store: Store, ops: unknown[]): void {
   for (const [index, op] of ops.entries()) {
     const method = Array.isArray(op) ? op[0] : undefined;
@@ -47,7 +45,7 @@ function apply(store: Store, ops: unknown[]): void {
   }
 }
 
-/** What the connection found in a file of format 1–3 (its version and meta rows), read-locked. */
+/** The open connection, with what it found in a file of format 1–3 (its version and meta rows). */
 export interface Format3File {
   readonly db: Database.Database;
   readonly path: string;
@@ -67,13 +65,12 @@ export function replayFormat3(store: Store, file: Format3File): void {
   const sealed = seal.readFormat3();
   let rows = 0;
   let chain = sha(`rebuno-dev-seal v1\n${generation}`);
-  const lost = (what: string): StoreCorruptError =>
+  const lost = (what: string): StoreCorruptError => seal.lost(what, "convert it");
+  const damaged = (what: string): StoreCorruptError =>
     new StoreCorruptError(
       path,
-      `${path} holds less than the kernel acknowledged (${what}; see ${seal.path}): the end of its WAL is ` +
-        "damaged or missing, or an older copy of the file was put in its place. Refusing to convert it " +
-        `rather than silently undo acknowledged work: restore it from a backup, or delete ${seal.path} ` +
-        "to accept what the file holds",
+      `${path}: ${what} fails its checksum: the record changed after it was written (a damaged disk or ` +
+        "an edited file). Restore the file from a backup; it was left as it is",
     );
   const replayOps = (ops: string, what: string): void => {
     try {
@@ -89,11 +86,7 @@ export function replayFormat3(store: Store, file: Format3File): void {
       if (version >= 2) {
         const sumGeneration = table === "log" ? 0 : generation;
         if (row.sum !== sha(`${table}\n${sumGeneration}\n${row.id}\n${row.ops}`).slice(0, 32)) {
-          throw new StoreCorruptError(
-            path,
-            `${path}: ${table} row ${row.id} fails its checksum: the record changed after it was ` +
-              "written (a damaged disk or an edited file). Restore the file from a backup; it was left as it is",
-          );
+          throw damaged(`${table} row ${row.id}`);
         }
         chain = sha(chain + row.sum);
       }
@@ -123,18 +116,15 @@ export function replayFormat3(store: Store, file: Format3File): void {
     if (version < 3) return;
     for (const c of pages(db, "SELECT rowid, id, row, bundle, sum FROM cold_execution WHERE ? = 0", 0)) {
       if (c.sum !== sha(`cold\n${c.id}\n${c.row}\n${c.bundle}`).slice(0, 32)) {
-        throw new StoreCorruptError(path, `${path}: the cold record of execution ${c.id} fails its checksum`);
+        throw damaged(`the cold record of execution ${c.id}`);
       }
       replayOps(c.bundle as string, `cold execution ${c.id}`);
     }
   });
-  db.exec(FORMAT3_DROP);
+  db.exec(FORMAT3_TABLES.map((table) => `DROP TABLE IF EXISTS ${table};`).join(" ")); // all but meta
 }
 
-/**
- * The rows of `sql` in rowid order, 256 at a time: better-sqlite3 refuses other statements while
- * one is iterating, and the replay writes between rows.
- */
+/** The rows of `sql` by rowid, 256 at a time (no other statement may run while one iterates). */
 function* pages(db: Database.Database, sql: string, arg: number): Generator<Record<string, unknown>> {
   const stmt = db.prepare(`${sql} AND rowid > ? ORDER BY rowid LIMIT 256`);
   for (let after = -1; ; ) {
@@ -144,8 +134,3 @@ function* pages(db: Database.Database, sql: string, arg: number): Generator<Reco
     after = page[page.length - 1]!.rowid as number;
   }
 }
-
-/** The tables of formats 1–3 (but `meta`, replaced at open), dropped once their state is replayed. */
-export const FORMAT3_DROP = `
-DROP TABLE IF EXISTS snapshot; DROP TABLE IF EXISTS log; DROP TABLE IF EXISTS cold_execution;
-DROP TABLE IF EXISTS cold_dispatch; DROP TABLE IF EXISTS cold_approval;`;

@@ -3,20 +3,17 @@
  *
  * The kernel splices stored JSON text into its answers without parsing it again (`RawJson`, the
  * events body built by concatenation), so a column whose text no longer parses would reach a
- * client as a malformed body. SQLite's own checks (quick_check at open, the WAL's frame checksums)
- * find damage to the file's structure, not to the bytes of a value; a value whose text still
- * parses cannot be told from a real one (docs/dev-kernel.md, "What cannot be detected"). Text that
- * does not parse is caught here, as rows are read from SQLite (rows served from the store's caches
- * were written by this process and are not read again; events, which never change, are checked
- * once per process: the first read of an execution's log checks it, later reads of the same rows
- * skip them), and refused with a
- * {@link StoreRowCorruptError} naming the row: the request fails with the `store_corrupt` envelope
- * and every other row is served as before.
+ * client as a malformed body. SQLite's own checks (quick_check, the WAL's frame checksums) find
+ * damage to the file's structure, not to a value's bytes (and a damaged value that still parses
+ * cannot be told from a real one: docs/dev-kernel.md, "What cannot be detected"). Rows read from
+ * SQLite are checked (cached rows were written by this process; an event, which never changes, once
+ * per process), and a bad one is refused with a {@link StoreRowCorruptError} naming it: the request
+ * fails with the `store_corrupt` envelope and every other row is served as before.
  */
 
 import type { BoundedCache } from "./bounded-cache.js";
 import { type Columns, EVENTS, type Table } from "./sqlite-rows.js";
-import { StoreCorruptError } from "./store-errors.js";
+import { describe, StoreCorruptError } from "./store-errors.js";
 
 /** A row of the file whose stored text is damaged (one of its JSON columns does not parse). */
 export class StoreRowCorruptError extends StoreCorruptError {
@@ -39,13 +36,11 @@ export class StoreRowCorruptError extends StoreCorruptError {
     column: string,
     cause: unknown,
   ) {
-    const keyText = Object.entries(key)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(" ");
-    const row = `${table} row ${keyText} has invalid JSON in its ${column} column`;
+    const keyText = Object.entries(key).map(([k, v]) => `${k}=${v}`);
+    const row = `${table} row ${keyText.join(" ")} has invalid JSON in its ${column} column`;
     super(
       path,
-      `${path} is damaged: ${row} (${cause instanceof Error ? cause.message : String(cause)}). The ` +
+      `${path} is damaged: ${row} (${describe(cause)}). The ` +
         "other rows are served; restore the file from a backup, or repair or delete that row with " +
         "an SQL tool while the kernel is stopped",
       { cause },
@@ -58,10 +53,9 @@ export class StoreRowCorruptError extends StoreCorruptError {
 }
 
 /**
- * Throw {@link StoreRowCorruptError} when a JSON column of `c`, a row of `table` as read from the
- * file at `path`, does not parse. `eventsChecked`: per execution, the events 1…n this process
- * already checked (events never change, and a log is read from its start or from where the reader
- * stopped, so the checked rows stay a prefix).
+ * Throw {@link StoreRowCorruptError} when a JSON column of `c`, a row of `table` read from `path`,
+ * does not parse. `eventsChecked`: per execution, the events 1…n already checked (a log is read
+ * from its start or from where the reader stopped, so the checked rows stay a prefix).
  */
 export function checkJsonColumns<T extends object>(
   path: string,

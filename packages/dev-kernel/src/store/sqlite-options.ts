@@ -1,6 +1,5 @@
-// The SQLite store's options, apart from the connection so that the public declarations of the
-// store need no better-sqlite3 types (it is an optional dependency: a consumer without it, or
-// without its @types, must still type-check against @rebuno/dev-kernel).
+// Apart from the connection so that the store's public declarations need no better-sqlite3 types
+// (an optional dependency: a consumer without it or its @types must still type-check).
 /** Options for `SqliteStore` (sqlite.ts). */
 export interface SqliteStoreOptions {
   /**

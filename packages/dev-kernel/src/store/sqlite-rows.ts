@@ -1,9 +1,8 @@
 /**
- * The store's row objects (types.ts) as rows of the SQLite tables (sqlite-schema.ts), and back, with
- * the statements that write them. Each table is a list of fields (`Table`): a NULL column is an
- * absent field; `bool` is 0/1; `list` is a JSON array of strings; a dotted field
- * (`spawnedBy.executionId`) is a field of a nested object, present when its column is not NULL.
- * Parameters are positional arrays in column order: no object of named parameters per write.
+ * The store's row objects (types.ts) as rows of the SQLite tables (sqlite-schema.ts) and back, with
+ * the statements that write them. A NULL column is an absent field; `bool` is 0/1; `list` a JSON
+ * array of strings; a dotted field (`spawnedBy.executionId`) a field of a nested object, present
+ * when its column is not NULL. Parameters are positional, in column order.
  */
 import type {
   AgentRow,
@@ -21,14 +20,11 @@ import type {
 export type Columns = Record<string, string | number | null>;
 
 interface Column {
-  /** The row's field, or for a dotted field the nested object's (`spawnedBy`). */
-  readonly field: string;
-  /** For a dotted field, the field inside the nested object (`executionId`). */
-  readonly inner: string | undefined;
+  readonly field: string; // for a dotted field, the nested object's (`spawnedBy`)
+  readonly inner: string | undefined; // for a dotted field, the field inside it (`executionId`)
   readonly column: string;
   readonly kind: string;
-  /** Holds JSON text: a `…Json` field (spliced raw into answers) or a `list`. */
-  readonly json: boolean;
+  readonly json: boolean; // a `…Json` field (spliced raw into answers) or a `list`
 }
 
 const value = (row: object, c: Column): unknown =>
@@ -100,9 +96,8 @@ export class Table<T extends object> {
   /** The characters of JSON text (`…Json` fields) `row` holds. */
   textLength(row: T | null): number {
     let n = 0;
-    for (const c of this.columns)
-      if (c.json && c.kind !== "list" && row !== null)
-        n += (value(row, c) as string | undefined)?.length ?? 0;
+    for (const c of row === null ? [] : this.columns)
+      if (c.json && c.kind !== "list") n += (value(row!, c) as string | undefined)?.length ?? 0;
     return n;
   }
 
@@ -122,9 +117,7 @@ export class Table<T extends object> {
 
   /** The primary key of `c`, by column. */
   keyOf(c: Columns): Record<string, string | number> {
-    const key: Record<string, string | number> = {};
-    for (const { column } of this.columns.slice(0, this.keys)) key[column] = c[column] as string | number;
-    return key;
+    return Object.fromEntries(this.columns.slice(0, this.keys).map(({ column }) => [column, c[column]!]));
   }
 
   /** The bits of the non-key columns that `next` stores differently from `prev`. */
@@ -153,10 +146,8 @@ export class Table<T extends object> {
     if (sql === undefined) {
       const set = cols.filter((_, i) => mask & (1 << i)).map((c) => `${c.column} = ?`);
       const where = cols.slice(0, this.keys).map((c) => `${c.column} = ?`);
-      this.updates.set(
-        mask,
-        (sql = `UPDATE ${this.name} SET ${set.join(", ")} WHERE ${where.join(" AND ")}`),
-      );
+      sql = `UPDATE ${this.name} SET ${set.join(", ")} WHERE ${where.join(" AND ")}`;
+      this.updates.set(mask, sql);
     }
     return [sql, params];
   }

@@ -1,24 +1,17 @@
 /**
- * The SQLite store's tables. Named and shaped after the real kernel's PostgreSQL schema
- * (migrations/001_initial.sql of the Go kernel: agents, executions, events, steps, approvals,
- * dispatches, dispatch_step_counters) wherever the concept is the same, so that a query written
- * against one runs on the other; the columns the newer protocol added (sessions, forks, tokens,
- * resources and checkpoints, API keys) are extra columns and tables. JSON values are stored as the
- * exact text received (TEXT, never parsed: `1.0` and big integers come back byte-exact), times as
- * Unix epoch milliseconds (INTEGER), booleans as 0/1.
+ * The SQLite store's tables, named and shaped after the Go kernel's PostgreSQL schema
+ * (migrations/001_initial.sql) wherever the concept is the same, so that a query written against
+ * one runs on the other; what the newer protocol added (sessions, forks, tokens, resources and
+ * checkpoints, API keys) are extra columns and tables. JSON values are the exact text received
+ * (TEXT, never parsed: `1.0` and big integers come back byte-exact), times Unix epoch milliseconds,
+ * booleans 0/1.
  *
- * The per-execution tables (events, steps) are rowid tables keyed by an index on (execution, seq
- * or step id), as PostgreSQL keeps them (a heap and its primary-key index): rows are appended in
- * commit order, so the requests of a batch share the table's last pages and each execution touches
- * only its small index entries. (Clustered by execution, format 5, every append landed in the
- * middle of a full B-tree page and rebalanced three of them: 27 % more WAL pages per commit.)
- *
- * Every index serves a query of sqlite-statements.ts, and none holds a column that every request
- * rewrites: a lease renewal (`locked_at`) and a step's status change touch the row's page only.
- * The status filters on an execution's steps read its rows through the primary-key index.
- *
- * No foreign keys: the kernel deletes an execution's rows itself (`deleteExecution`) and may append
- * events before an execution row exists.
+ * Events and steps are rowid tables keyed by an index on (execution, seq or step id), as PostgreSQL
+ * keeps them: rows are appended in commit order, so a batch's requests share the table's last pages.
+ * (Clustered by execution, format 5, every append landed mid-page and rebalanced three B-tree pages:
+ * 27 % more WAL pages per commit.) Every index serves a query of sqlite-statements.ts, and none holds
+ * a column that every request rewrites (a lease renewal's `locked_at`, a step's status). No foreign
+ * keys: the kernel deletes an execution's rows itself and may append events before its row exists.
  */
 
 /**
@@ -27,10 +20,7 @@
  * rebuno-dev store".
  */
 export const FORMAT_NAME = "rebuno-dev-redo-log";
-/**
- * `meta.version` this code writes: 6 = plain tables, events and steps appended in rowid order. 4 and
- * 5 are brought to 6 at open by {@link UPGRADES}; 1–3 (the redo log) are converted.
- */
+/** `meta.version` this code writes (6: events and steps in rowid order); 4 and 5 get {@link UPGRADE}. */
 export const FORMAT_VERSION = 6;
 
 /** The terminal execution statuses as an SQL list (the partial indexes and their queries share it). */
@@ -88,21 +78,19 @@ CREATE TABLE checkpoints (execution_id TEXT NOT NULL, key TEXT NOT NULL, seq INT
 `;
 
 const table = (name: string): string => SCHEMA.match(new RegExp(`CREATE TABLE ${name} \\([^;]*;`))![0];
+const index = (name: string): string => SCHEMA.match(new RegExp(`CREATE INDEX ${name} [^;]*;`))![0];
 
-/** Format N → N+1 by N, inside the opening transaction (each sets `meta.version`). */
-export const UPGRADES: Readonly<Record<number, string>> = {
-  // The indexes that every step and lease renewal rewrote.
-  4: `DROP INDEX steps_status_idx; DROP INDEX dispatches_in_flight_idx;
-    CREATE INDEX dispatches_in_flight_idx ON dispatches (execution_id) WHERE status = 'in_flight';
-    UPDATE meta SET value = '5' WHERE key = 'version';`,
-  // Events and steps from WITHOUT ROWID (clustered by execution) to rowid tables (module comment).
-  5: `ALTER TABLE events RENAME TO events5; ${table("events")}
-    INSERT INTO events SELECT * FROM events5; DROP TABLE events5;
-    DROP INDEX steps_failed_call_idx; ALTER TABLE steps RENAME TO steps5; ${table("steps")}
-    INSERT INTO steps SELECT * FROM steps5; DROP TABLE steps5;
-    ${SCHEMA.match(/CREATE INDEX steps_failed_call_idx [^;]*;/)![0]}
-    UPDATE meta SET value = '6' WHERE key = 'version';`,
-};
+/**
+ * Formats 4 and 5 → 6, inside the opening transaction: events and steps from WITHOUT ROWID
+ * (clustered by execution, module comment) to rowid tables, and (format 4) without the indexes
+ * that every step and lease renewal rewrote.
+ */
+export const UPGRADE = `DROP INDEX IF EXISTS steps_status_idx; DROP INDEX dispatches_in_flight_idx;
+  ${index("dispatches_in_flight_idx")} DROP INDEX steps_failed_call_idx;
+  ALTER TABLE events RENAME TO events5; ${table("events")} INSERT INTO events SELECT * FROM events5;
+  ALTER TABLE steps RENAME TO steps5; ${table("steps")} INSERT INTO steps SELECT * FROM steps5;
+  DROP TABLE events5; DROP TABLE steps5; ${index("steps_failed_call_idx")}
+  UPDATE meta SET value = '6' WHERE key = 'version';`;
 
 /**
  * The meta rows of a new file: `commits` counts committed batches (the seal file, sqlite-seal.ts,

@@ -2,14 +2,14 @@
  * The seal: what the kernel last acknowledged, kept outside SQLite so that a file missing
  * acknowledged commits is refused instead of served.
  *
- * SQLite recovers a WAL by keeping its frames up to the first one whose checksum fails and dropping
- * the rest without a word, so a damaged end of the WAL silently loses committed, acknowledged
- * transactions. Every batch the store commits increments `meta.commits` in the same transaction;
- * after the commit the seal file (`<path>-seal`) records the file's `store_id` and that count. At
- * open the file must hold at least the sealed count, under the same id. The seal is written after
- * the commit, so it may lag the file (a crash in between) but never lead it unless commits were
- * lost. One fixed-size `pwrite` per batch, not synced: under `synchronous=FULL` a power loss can
- * leave it behind the file, which only weakens the check.
+ * SQLite recovers a WAL by keeping its frames up to the first one whose checksum fails and silently
+ * dropping the rest, so a damaged end of the WAL loses committed, acknowledged transactions. Every
+ * batch the store commits increments `meta.commits` in the same transaction; after the commit the
+ * seal file (`<path>-seal`) records the file's `store_id` and that count, and at open the file must
+ * hold at least the sealed count, under the same id. Written after the commit, the seal may lag the
+ * file (a crash in between) but never leads it unless commits were lost. One fixed-size `pwrite`
+ * per batch, not synced: under `synchronous=FULL` a power loss can leave it behind the file, which
+ * only weakens the check.
  */
 import { hash } from "node:crypto";
 import { closeSync, constants, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
@@ -18,7 +18,7 @@ import { StoreCorruptError } from "./store-errors.js";
 const MAGIC = "rebuno-dev-seal v2";
 
 /** A seal: `commits` batches of the file `storeId` were acknowledged. */
-export interface SealState {
+interface SealState {
   readonly storeId: string;
   readonly commits: number;
 }
@@ -38,7 +38,7 @@ export class SealFile {
   readonly path: string;
   private fd: number | undefined;
 
-  constructor(storePath: string) {
+  constructor(private readonly storePath: string) {
     this.path = `${storePath}-seal`;
   }
 
@@ -78,15 +78,36 @@ export class SealFile {
     );
   }
 
+  /** What a file holding `commits` commits under `storeId` lacks against `sealed`, or undefined. */
+  shortfall(sealed: SealState | undefined, storeId: string, commits: number): string | undefined {
+    if (sealed !== undefined && sealed.storeId !== storeId) {
+      return `${this.path} belongs to another store file (id ${sealed.storeId}, this one is ${storeId})`;
+    }
+    if (sealed !== undefined && sealed.commits > commits) {
+      return `it holds ${commits} commits, but ${sealed.commits} were acknowledged`;
+    }
+    return undefined;
+  }
+
+  /** The refusal of a store file that lacks acknowledged work (`what` says which). */
+  lost(what: string, refusing = "start"): StoreCorruptError {
+    return new StoreCorruptError(
+      this.storePath,
+      `${this.storePath} holds less than the kernel acknowledged (${what}; see ${this.path}): the end ` +
+        "of its WAL is damaged or missing, or an older copy of the file was put in its place. Refusing " +
+        `to ${refusing} rather than silently undo acknowledged work: restore the file (and its -wal) ` +
+        `from a backup, or delete ${this.path} to accept what the file holds`,
+    );
+  }
+
   /** Record `state` (opening the file on first use). */
   write(state: SealState): void {
     const text = encode(state);
     if (this.fd === undefined) {
       // No O_TRUNC: a crash between open and write must not leave an empty seal behind.
-      const fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT, 0o644);
-      this.fd = fd;
-      writeSync(fd, text, 0, "latin1");
-      ftruncateSync(fd, text.length); // whatever was there may have been longer
+      this.fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT, 0o644);
+      writeSync(this.fd, text, 0, "latin1");
+      ftruncateSync(this.fd, text.length); // whatever was there may have been longer
       return;
     }
     writeSync(this.fd, text, 0, "latin1");

@@ -7,13 +7,10 @@ import type { SqliteStoreOptions } from "./sqlite-options.js";
 import * as R from "./sqlite-rows.js";
 import { DELETE_EXECUTION, executionListSql, SQL, stepsWithStatusSql } from "./sqlite-statements.js";
 import type {
-  AgentRow,
-  ApiKeyRow,
   ApprovalRow,
   ApprovalStatus,
   CheckpointRow,
   DispatchRow,
-  EventRow,
   ExecutionListQuery,
   ExecutionRow,
   ResourceRow,
@@ -28,15 +25,13 @@ export type { SqliteStoreOptions };
 /**
  * {@link Store} on one SQLite file, in ordinary tables (sqlite-schema.ts) that any SQL tool reads.
  * Every write is a statement on them; every read an indexed query or a hit in a bounded cache of
- * the rows requests read again (execution, step, dispatch, agent, last event seq, resources,
- * occurrence counters), which hold what SQLite holds and are all dropped when it rolls back.
+ * the rows requests read again, which hold what SQLite holds and are all dropped when it rolls back.
  * Transactions and group commit are the connection's (sqlite-connection.ts): nothing may be
  * acknowledged before `whenDurable()` resolved. The file is locked while the store is open.
  */
 export class SqliteStore implements Store {
   private readonly file: SqliteConnection;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly plucked = new Map<string, Database.Statement>();
   private readonly executions = rowCache(R.EXECUTIONS);
   private readonly lastSeqs = new BoundedCache<number>();
   private readonly steps = rowCache(R.STEPS);
@@ -74,13 +69,12 @@ export class SqliteStore implements Store {
     this.file.close();
   }
 
-  /** The statement of `sql`, prepared on first use (a few dozen shapes in all). */
+  /** The statement of `sql`, prepared on first use (a few dozen shapes; each always plucked or never). */
   private stmt(sql: string, pluck = false): Database.Statement {
-    const map = pluck ? this.plucked : this.statements;
-    let stmt = map.get(sql);
+    let stmt = this.statements.get(sql);
     if (stmt === undefined) {
       stmt = this.file.db.prepare(sql);
-      map.set(sql, pluck ? stmt.pluck() : stmt);
+      this.statements.set(sql, pluck ? stmt.pluck() : stmt);
     }
     return stmt;
   }
@@ -93,68 +87,96 @@ export class SqliteStore implements Store {
     });
   }
 
-  private one<T extends object>(table: R.Table<T>, sql: string, ...args: unknown[]): T | undefined {
-    return this.all(table, sql, ...args)[0];
-  }
-
   private run(sql: string, ...args: unknown[]): void {
     this.file.write(() => this.stmt(sql).run(...args));
   }
 
-  /** A row by key, through its cache (`null` there: known not to exist). */
-  private cached<T extends object>(
-    cache: BoundedCache<T | null>,
-    key: string,
-    table: R.Table<T>,
-    sql: string,
-    ...args: unknown[]
-  ): T | undefined {
-    let row = cache.get(key);
-    if (row === undefined) cache.set(key, (row = this.one(table, sql, ...args) ?? null));
-    return row ?? undefined;
-  }
-
   /**
-   * Write `row`: insert it, or (`update`, naming it) update the row it replaces, which must exist.
-   * When the cache holds that row, only the columns that changed are set, and nothing is written
-   * when none did. The row is then cached as given (rows are immutable values).
+   * A write method of `table`: an insert, or (`what` names the row it replaces, which must exist)
+   * an update that sets only the columns that changed from the cached row, if any. The row is then
+   * cached as given (rows are immutable values).
    */
-  private put<T extends object>(
+  private writer<T extends object>(
     table: R.Table<T>,
-    row: T,
-    update: string | undefined,
+    what?: (row: T) => string,
     cache?: BoundedCache<T | null>,
-    key = "",
-  ): void {
-    if (update === undefined) this.run(table.insert, table.params(row));
-    else {
-      const prev = cache?.get(key);
-      const mask = prev === undefined || prev === null ? table.all : table.changed(prev, row);
-      if (mask !== 0) {
+    key: (row: T) => string = () => "",
+  ): (row: T) => void {
+    return (row) => {
+      const prev = cache?.get(key(row));
+      const mask = what === undefined ? -1 : prev ? table.changed(prev, row) : table.all;
+      if (mask === -1) this.run(table.insert, table.params(row));
+      else if (mask !== 0) {
         const [sql, params] = table.update(row, mask);
         this.file.write(() => {
-          if (this.stmt(sql).run(params).changes === 0) throw new Error(`${update} does not exist`);
+          if (this.stmt(sql).run(params).changes === 0) throw new Error(`${what!(row)} does not exist`);
         });
       }
-    }
-    cache?.set(key, row);
+      cache?.set(key(row), row);
+    };
   }
 
-  insertExecution(row: ExecutionRow): void {
-    this.put(R.EXECUTIONS, row, undefined, this.executions, row.id);
+  /** The method running query `name` (its arguments are the query's parameters, in order). */
+  private many<K extends keyof typeof SQL & keyof Store>(table: R.Table<object>, name: K): Store[K] {
+    return ((...args: unknown[]) => this.all(table, SQL[name], ...args)) as Store[K];
   }
 
-  updateExecution(row: ExecutionRow): void {
-    this.put(R.EXECUTIONS, row, `execution ${row.id}`, this.executions, row.id);
+  /** The same, returning the first row, through `cache` when given (`null` there: known not to exist). */
+  private first<K extends keyof typeof SQL & keyof Store, T extends object>(
+    table: R.Table<T>,
+    name: K,
+    cache?: BoundedCache<T | null>,
+  ): Store[K] {
+    return ((...args: unknown[]) => {
+      let row = cache?.get(args.join("\n"));
+      if (row === undefined) {
+        row = this.all(table, SQL[name], ...args)[0] ?? null;
+        cache?.set(args.join("\n"), row);
+      }
+      return row ?? undefined;
+    }) as Store[K];
   }
 
-  getExecution(id: string): ExecutionRow | undefined {
-    return this.cached(this.executions, id, R.EXECUTIONS, SQL.getExecution, id);
-  }
-
-  findExecutionByIdempotencyKey(agentId: string, idempotencyKey: string): ExecutionRow | undefined {
-    return this.one(R.EXECUTIONS, SQL.executionByKey, agentId, idempotencyKey);
-  }
+  // The methods that are one write or one query of a table spec (the others follow).
+  readonly insertExecution = this.writer(R.EXECUTIONS, undefined, this.executions, byId);
+  readonly updateExecution = this.writer(R.EXECUTIONS, (r) => `execution ${r.id}`, this.executions, byId);
+  readonly getExecution = this.first(R.EXECUTIONS, "getExecution", this.executions);
+  readonly findExecutionByIdempotencyKey = this.first(R.EXECUTIONS, "findExecutionByIdempotencyKey");
+  readonly listSessionExecutions = this.many(R.EXECUTIONS, "listSessionExecutions");
+  readonly listChildExecutions = this.many(R.EXECUTIONS, "listChildExecutions");
+  readonly listExecutionsPastDeadline = this.many(R.EXECUTIONS, "listExecutionsPastDeadline");
+  readonly listUnsettledSubagents = this.many(R.EXECUTIONS, "listUnsettledSubagents");
+  readonly listTerminalExecutionsBefore = this.many(R.EXECUTIONS, "listTerminalExecutionsBefore");
+  readonly listEvents = this.many(R.EVENTS, "listEvents");
+  readonly insertStep = this.writer(R.STEPS, undefined, this.steps, stepKey);
+  readonly updateStep = this.writer(R.STEPS, (r) => `step ${r.stepId}`, this.steps, stepKey);
+  readonly getStep = this.first(R.STEPS, "getStep", this.steps);
+  readonly listSteps = this.many(R.STEPS, "listSteps");
+  readonly listFailedStepsForCall = this.many(R.STEPS, "listFailedStepsForCall");
+  readonly insertDispatch = this.writer(R.DISPATCHES, undefined, this.dispatches, byId);
+  private readonly putDispatch = this.writer(R.DISPATCHES, (r) => `dispatch ${r.id}`, this.dispatches, byId);
+  readonly getDispatch = this.first(R.DISPATCHES, "getDispatch", this.dispatches);
+  readonly listActiveDispatches = this.many(R.DISPATCHES, "listActiveDispatches");
+  readonly listDueDispatches = this.many(R.DISPATCHES, "listDueDispatches");
+  readonly listExpiredLeases = this.many(R.DISPATCHES, "listExpiredLeases");
+  readonly insertApproval = this.writer(R.APPROVALS);
+  readonly updateApproval = this.writer(R.APPROVALS, (r) => `approval ${r.id}`);
+  readonly getApproval = this.first(R.APPROVALS, "getApproval");
+  readonly listPendingApprovals = this.many(R.APPROVALS, "listPendingApprovals");
+  readonly findPendingApprovalForStep = this.first(R.APPROVALS, "findPendingApprovalForStep");
+  readonly listExpiredApprovals = this.many(R.APPROVALS, "listExpiredApprovals");
+  readonly putAgent = this.writer(R.AGENTS, undefined, this.agents, byId);
+  readonly getAgent = this.first(R.AGENTS, "getAgent", this.agents);
+  readonly listAgents = this.many(R.AGENTS, "listAgents");
+  readonly insertApiKey = this.writer(R.API_KEYS);
+  readonly updateApiKey = this.writer(R.API_KEYS, (r) => `api key ${r.id}`);
+  readonly getApiKey = this.first(R.API_KEYS, "getApiKey");
+  readonly findApiKeyByTokenHash = this.first(R.API_KEYS, "findApiKeyByTokenHash");
+  readonly listApiKeys = this.many(R.API_KEYS, "listApiKeys");
+  private readonly insertResource = this.writer(R.RESOURCES);
+  private readonly insertCheckpointRow = this.writer(R.CHECKPOINTS);
+  readonly getResource = this.first(R.RESOURCES, "getResource");
+  readonly updateCheckpoint = this.writer(R.CHECKPOINTS, (r) => `checkpoint ${r.key}#${r.seq}`);
 
   listExecutions(query: ExecutionListQuery): ExecutionRow[] {
     const [sql, args] = executionListSql(query);
@@ -163,26 +185,6 @@ export class SqliteStore implements Store {
 
   countExecutions(): number {
     return this.stmt(SQL.countExecutions, true).get() as number;
-  }
-
-  listSessionExecutions(session: string): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.sessionExecutions, session);
-  }
-
-  listChildExecutions(parentId: string): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.childExecutions, parentId);
-  }
-
-  listExecutionsPastDeadline(now: number): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.pastDeadline, now);
-  }
-
-  listUnsettledSubagents(): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.unsettledSubagents);
-  }
-
-  listTerminalExecutionsBefore(cutoff: number, limit: number): ExecutionRow[] {
-    return this.all(R.EXECUTIONS, SQL.terminalBefore, cutoff, limit);
   }
 
   deleteExecution(id: string): void {
@@ -203,10 +205,6 @@ export class SqliteStore implements Store {
     return seq;
   }
 
-  listEvents(executionId: string, afterSeq: number, limit: number): EventRow[] {
-    return this.all(R.EVENTS, SQL.listEvents, executionId, afterSeq, limit);
-  }
-
   lastEventSeq(executionId: string): number {
     let seq = this.lastSeqs.get(executionId);
     if (seq === undefined) {
@@ -215,28 +213,8 @@ export class SqliteStore implements Store {
     return seq;
   }
 
-  insertStep(row: StepRow): void {
-    this.put(R.STEPS, row, undefined, this.steps, `${row.executionId}\n${row.stepId}`);
-  }
-
-  updateStep(row: StepRow): void {
-    this.put(R.STEPS, row, `step ${row.stepId}`, this.steps, `${row.executionId}\n${row.stepId}`);
-  }
-
-  getStep(executionId: string, stepId: string): StepRow | undefined {
-    return this.cached(this.steps, `${executionId}\n${stepId}`, R.STEPS, SQL.getStep, executionId, stepId);
-  }
-
-  listSteps(executionId: string): StepRow[] {
-    return this.all(R.STEPS, SQL.listSteps, executionId);
-  }
-
   listStepsWithStatus(executionId: string, statuses: readonly StepStatus[]): StepRow[] {
     return this.all(R.STEPS, stepsWithStatusSql(statuses.length), executionId, ...statuses);
-  }
-
-  listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[] {
-    return this.all(R.STEPS, SQL.failedForCall, executionId, kind, target, argsHash);
   }
 
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined {
@@ -264,48 +242,16 @@ export class SqliteStore implements Store {
     this.counters.set(dispatchId, new Map());
   }
 
-  insertDispatch(row: DispatchRow): void {
-    this.put(R.DISPATCHES, row, undefined, this.dispatches, row.id);
-  }
-
   updateDispatch(row: DispatchRow): void {
     this.file.write(() => {
-      this.put(R.DISPATCHES, row, `dispatch ${row.id}`, this.dispatches, row.id);
+      this.putDispatch(row);
       // No lease of an exhausted dispatch is ever live again, so nobody reads its counters.
       if (row.status === "exhausted") this.clearOccurrences(row.id);
     });
   }
 
-  getDispatch(id: string): DispatchRow | undefined {
-    return this.cached(this.dispatches, id, R.DISPATCHES, SQL.getDispatch, id);
-  }
-
-  listActiveDispatches(executionId: string): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.activeDispatches, executionId);
-  }
-
-  listDueDispatches(now: number, limit: number): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.dueDispatches, now, limit);
-  }
-
   nextDispatchDueAt(): number | undefined {
     return (this.stmt(SQL.nextDue, true).get() as number | null) ?? undefined;
-  }
-
-  listExpiredLeases(now: number): DispatchRow[] {
-    return this.all(R.DISPATCHES, SQL.expiredLeases, now);
-  }
-
-  insertApproval(row: ApprovalRow): void {
-    this.put(R.APPROVALS, row, undefined);
-  }
-
-  updateApproval(row: ApprovalRow): void {
-    this.put(R.APPROVALS, row, `approval ${row.id}`);
-  }
-
-  getApproval(id: string): ApprovalRow | undefined {
-    return this.one(R.APPROVALS, SQL.getApproval, id);
   }
 
   listApprovals(status: ApprovalStatus | undefined): ApprovalRow[] {
@@ -314,62 +260,14 @@ export class SqliteStore implements Store {
       : this.all(R.APPROVALS, SQL.approvalsWithStatus, status);
   }
 
-  listPendingApprovals(executionId: string): ApprovalRow[] {
-    return this.all(R.APPROVALS, SQL.pendingApprovals, executionId);
-  }
-
-  findPendingApprovalForStep(executionId: string, stepId: string): ApprovalRow | undefined {
-    return this.one(R.APPROVALS, SQL.pendingApprovalForStep, executionId, stepId);
-  }
-
-  listExpiredApprovals(now: number): ApprovalRow[] {
-    return this.all(R.APPROVALS, SQL.expiredApprovals, now);
-  }
-
-  putAgent(row: AgentRow): void {
-    this.put(R.AGENTS, row, undefined, this.agents, row.id);
-  }
-
-  getAgent(id: string): AgentRow | undefined {
-    return this.cached(this.agents, id, R.AGENTS, SQL.getAgent, id);
-  }
-
-  listAgents(): AgentRow[] {
-    return this.all(R.AGENTS, SQL.listAgents);
-  }
-
   deleteAgent(id: string): void {
     this.run(SQL.deleteAgent, id);
     this.agents.set(id, null);
   }
 
-  insertApiKey(row: ApiKeyRow): void {
-    this.put(R.API_KEYS, row, undefined);
-  }
-
-  updateApiKey(row: ApiKeyRow): void {
-    this.put(R.API_KEYS, row, `api key ${row.id}`);
-  }
-
-  getApiKey(id: string): ApiKeyRow | undefined {
-    return this.one(R.API_KEYS, SQL.getApiKey, id);
-  }
-
-  findApiKeyByTokenHash(tokenHash: string): ApiKeyRow | undefined {
-    return this.one(R.API_KEYS, SQL.apiKeyByHash, tokenHash);
-  }
-
-  listApiKeys(): ApiKeyRow[] {
-    return this.all(R.API_KEYS, SQL.listApiKeys);
-  }
-
   putResource(row: ResourceRow): void {
-    this.put(R.RESOURCES, row, undefined);
+    this.insertResource(row);
     this.noResources.delete(row.executionId);
-  }
-
-  getResource(executionId: string, key: string): ResourceRow | undefined {
-    return this.one(R.RESOURCES, SQL.getResource, executionId, key);
   }
 
   listResources(executionId: string): ResourceRow[] {
@@ -382,13 +280,9 @@ export class SqliteStore implements Store {
   insertCheckpoint(row: Omit<CheckpointRow, "seq">): number {
     return this.file.write(() => {
       const seq = (this.stmt(SQL.lastCheckpointSeq, true).get(row.executionId, row.key) as number) + 1;
-      this.put(R.CHECKPOINTS, { ...row, seq }, undefined);
+      this.insertCheckpointRow({ ...row, seq });
       return seq;
     });
-  }
-
-  updateCheckpoint(row: CheckpointRow): void {
-    this.put(R.CHECKPOINTS, row, `checkpoint ${row.key}#${row.seq}`);
   }
 
   listCheckpoints(executionId: string, key: string | undefined): CheckpointRow[] {
@@ -397,3 +291,6 @@ export class SqliteStore implements Store {
       : this.all(R.CHECKPOINTS, SQL.keyCheckpoints, executionId, key);
   }
 }
+
+const byId = (row: { readonly id: string }): string => row.id;
+const stepKey = (row: StepRow): string => `${row.executionId}\n${row.stepId}`;

@@ -21,8 +21,8 @@ export class StoreError extends RebunoError {
 }
 
 /**
- * Another process (or another `SqliteStore` in this one) holds the file. Two kernels on one file
- * would each keep their own in-memory state and overwrite each other's log, so the second is refused.
+ * Another process (or another `SqliteStore` in this one) holds the file: two kernels on one file
+ * would overwrite each other's writes.
  */
 export class StoreLockedError extends StoreError {
   static {
@@ -112,7 +112,6 @@ export class StoreUnavailableError extends StoreError {
   }
 }
 
-/** `err.message` for errors, the value itself otherwise. */
 export function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,9 +1,7 @@
 /**
- * The dev kernel's storage seam. Every implementation (memory now, SQLite through better-sqlite3)
- * is **synchronous**: a request reads, decides and writes without an `await` in between, which is
- * what serializes mutations per execution (docs/protocol.md §6) without locks.
- *
- * Rules every implementation must keep:
+ * The dev kernel's storage seam. Every implementation (memory, SQLite) is **synchronous**: a
+ * request reads, decides and writes without an `await` in between, which is what serializes
+ * mutations per execution (docs/protocol.md §6) without locks. Rules every implementation keeps:
  * - `transaction(fn)` runs `fn` atomically: if it throws, every write made inside is undone and the
  *   error is rethrown. Nested calls join the outer transaction. Its writes are visible at once but
  *   may become durable later: see `whenDurable()`.
@@ -24,8 +22,7 @@ import {
   TERMINAL_STEP_STATUSES,
 } from "@rebuno/protocol";
 
-// The wire vocabularies come from the protocol package; re-exported so store implementations
-// import everything they need from this module.
+// Re-exported so that store implementations import everything they need from this module.
 export type { ApprovalStatus, ExecutionStatus, Idempotency, StepKind, StepStatus };
 
 /** Dispatch row status (docs/protocol.md §1.3). */
@@ -232,7 +229,6 @@ export interface Store {
   /** Release resources (close the database, committing what is pending). Idempotent. */
   close(): void;
 
-  // --- executions -----------------------------------------------------------------------------
   insertExecution(row: ExecutionRow): void;
   updateExecution(row: ExecutionRow): void;
   getExecution(id: string): ExecutionRow | undefined;
@@ -259,7 +255,6 @@ export interface Store {
    * occurrence counters, approvals, resources, checkpoints); releases its idempotency key. */
   deleteExecution(id: string): void;
 
-  // --- events ---------------------------------------------------------------------------------
   /** Append with the next seq of the execution and return that seq. */
   appendEvent(executionId: string, type: string, payloadJson: string, occurredAt: number): number;
   /** Events with `seq > afterSeq`, ascending, at most `limit`. */
@@ -267,7 +262,6 @@ export interface Store {
   /** Highest seq of the execution (0 when it has none). */
   lastEventSeq(executionId: string): number;
 
-  // --- steps ----------------------------------------------------------------------------------
   insertStep(row: StepRow): void;
   updateStep(row: StepRow): void;
   getStep(executionId: string, stepId: string): StepRow | undefined;
@@ -282,15 +276,15 @@ export interface Store {
    */
   listFailedStepsForCall(executionId: string, kind: StepKind, target: string, argsHash: string): StepRow[];
 
-  // --- occurrence counters (per dispatch attempt) ----------------------------------------------
   /** Highest occurrence already assigned for the call in this dispatch, or undefined. */
   getOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string): number | undefined;
   setOccurrence(dispatchId: string, kind: StepKind, target: string, argsHash: string, consumed: number): void;
+  /**
+   * Also done by an `updateDispatch` to `exhausted`: no lease of it can be live again, and an idle
+   * kernel should not keep one counter per step ever taken.
+   */
   clearOccurrences(dispatchId: string): void;
-  // An `updateDispatch` to status `exhausted` also clears that dispatch's counters: no lease of
-  // it can be live again, and an idle kernel should not keep one counter per step ever taken.
 
-  // --- dispatches -----------------------------------------------------------------------------
   insertDispatch(row: DispatchRow): void;
   updateDispatch(row: DispatchRow): void;
   getDispatch(id: string): DispatchRow | undefined;
@@ -303,7 +297,6 @@ export interface Store {
   /** `in_flight` rows with `lockedAt + leaseMs < now`. */
   listExpiredLeases(now: number): DispatchRow[];
 
-  // --- approvals ------------------------------------------------------------------------------
   insertApproval(row: ApprovalRow): void;
   updateApproval(row: ApprovalRow): void;
   getApproval(id: string): ApprovalRow | undefined;
@@ -316,7 +309,6 @@ export interface Store {
   /** Pending approvals with `timeoutAt ≤ now`, oldest first. */
   listExpiredApprovals(now: number): ApprovalRow[];
 
-  // --- agents ---------------------------------------------------------------------------------
   /** Insert or replace by id. */
   putAgent(row: AgentRow): void;
   getAgent(id: string): AgentRow | undefined;
@@ -324,7 +316,6 @@ export interface Store {
   listAgents(): AgentRow[];
   deleteAgent(id: string): void;
 
-  // --- api keys -------------------------------------------------------------------------------
   insertApiKey(row: ApiKeyRow): void;
   updateApiKey(row: ApiKeyRow): void;
   getApiKey(id: string): ApiKeyRow | undefined;
@@ -332,7 +323,6 @@ export interface Store {
   /** Creation order, revoked keys included. */
   listApiKeys(): ApiKeyRow[];
 
-  // --- resources and checkpoints ---------------------------------------------------------------
   /** Insert or replace by (executionId, key). */
   putResource(row: ResourceRow): void;
   getResource(executionId: string, key: string): ResourceRow | undefined;
