@@ -5,24 +5,20 @@
 // can read it. A copy of the database and its WAL, taken between two synchronous store calls, is
 // what a SIGKILL at that moment would leave on disk (killing a process does not lose what it wrote
 // to the OS): opening the copy runs SQLite's WAL recovery, which keeps committed transactions only.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
+import { TempDirs } from "@rebuno/test-kit";
 import Database from "better-sqlite3";
 import { afterAll } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { Store } from "../src/store/types.js";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const dirs = new TempDirs("rebuno-sqlite");
+afterAll(() => dirs.removeAll());
 
 /** A fresh temporary directory, removed after the importing file's tests. */
 export function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "rebuno-sqlite-"));
-  dirs.push(d);
-  return d;
+  return dirs.make();
 }
 
 /**

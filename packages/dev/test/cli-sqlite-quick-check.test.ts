@@ -2,27 +2,21 @@
 // runs SQLite's quick_check over the whole file at start. Off, a file with a broken page that
 // quick_check refuses (sqlite-damage.test.ts) is served: the flag really reaches the store.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SqliteStore, STORE_EXIT_CODES } from "@rebuno/dev-kernel";
 import { ConfigurationError } from "@rebuno/protocol";
-import { ProcessGroup, rebunoDevCommand, startRebunoDev } from "@rebuno/test-kit";
+import { ProcessGroup, rebunoDevCommand, startRebunoDev, TempDirs } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, USAGE } from "../src/cli-options.js";
 
-const dirs: string[] = [];
+const dirs = new TempDirs("rebuno-cli-quick");
 const children = new ProcessGroup();
 afterEach(async () => {
   await children.killAll();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "rebuno-cli-quick-"));
-  dirs.push(d);
-  return d;
-}
+const tempDir = () => dirs.make();
 
 describe("parsing", () => {
   test("on and off (any case, or true/false, 1/0) reach the SQLite store options", () => {

@@ -3,30 +3,24 @@
 // with FULL is observed from outside, by counting the kernel process's fsync calls (strace) while it
 // acknowledges executions: one or more per commit under FULL, none under NORMAL (WAL appends only).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigurationError } from "@rebuno/protocol";
-import { ProcessGroup, rebunoDevCommand, startRebunoDev } from "@rebuno/test-kit";
+import { ProcessGroup, rebunoDevCommand, startRebunoDev, TempDirs } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, USAGE } from "../src/cli-options.js";
 
 const CREATES = 20;
-const dirs: string[] = [];
+const dirs = new TempDirs("rebuno-cli-sync");
 const children = new ProcessGroup();
 /** strace processes (not line-read: their output goes to a file). */
 const tracers: ChildProcess[] = [];
 afterEach(async () => {
   for (const t of tracers.splice(0)) if (t.exitCode === null && t.signalCode === null) t.kill("SIGKILL");
   await children.killAll();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "rebuno-cli-sync-"));
-  dirs.push(d);
-  return d;
-}
+const tempDir = () => dirs.make();
 
 /** strace must exist and be allowed to attach (ptrace) for the fsync observation. */
 const straceMissing = ((): string | undefined => {

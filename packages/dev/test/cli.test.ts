@@ -1,23 +1,15 @@
 // The `rebuno-dev` CLI and the provisioning manifest (docs/protocol.md §13.1).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startDevKernel } from "@rebuno/dev-kernel";
-import { startRebunoDev } from "@rebuno/test-kit";
+import { startRebunoDev, TempDirs } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseCliArgs, parseListen } from "../src/cli-options.js";
 import { expandEnv, parseProvisioning } from "../src/provisioning.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "rebuno-cli-"));
-  dirs.push(d);
-  return d;
-}
+const dirs = new TempDirs("rebuno-cli");
+afterEach(() => dirs.removeAll());
+const tempDir = () => dirs.make();
 
 describe("provisioning", () => {
   test("braced and bare variables expand from the environment; unset variables stay literal", () => {

@@ -25,3 +25,4 @@ export {
 } from "./rebuno-dev.js";
 export { bundleRebunoDev, type RebunoDevBundle } from "./rebuno-dev-bundle.js";
 export { loadVector, REPO_ROOT, VECTORS_DIR } from "./repository.js";
+export { TempDirs } from "./temp-dirs.js";

@@ -1,7 +1,7 @@
 // The kit's own promises: a wait on a child's output resolves on the line or pattern, and every way
 // a child can fail to deliver it (exit first, never print, cannot start) rejects with one typed
 // error carrying the command and the output.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RebunoError } from "@rebuno/protocol";
@@ -14,6 +14,7 @@ import {
   ProcessGroup,
   spawnRebunoDev,
   startRebunoDev,
+  TempDirs,
 } from "@rebuno/test-kit";
 import { afterEach, describe, expect, test } from "vitest";
 
@@ -119,5 +120,19 @@ describe("ports and vectors", () => {
     const a = loadVector<{ vectors: unknown[] }>("canonical_json_vectors");
     const b = loadVector<{ vectors: unknown[] }>("canonical_json_vectors.json");
     expect(a).toEqual(b);
+  });
+});
+
+describe("TempDirs", () => {
+  test("makes distinct empty directories under the prefix and removes them all, contents included", () => {
+    const dirs = new TempDirs("rebuno-kit-temp");
+    const a = dirs.make();
+    const b = dirs.make();
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/rebuno-kit-temp-/);
+    writeFileSync(join(a, "file"), "x");
+    dirs.removeAll();
+    expect([existsSync(a), existsSync(b)]).toEqual([false, false]);
+    dirs.removeAll(); // nothing left: a second call is a no-op
   });
 });
