@@ -220,6 +220,9 @@ describe("ToolError reasons through the public API (#5)", () => {
 
   it("subagent_cancelled: a cancelled child fails the parent's tool with the child's id", async () => {
     const childIds: string[] = [];
+    // Cancelled only once its body runs: cancelling a child not yet delivered would leave no id to compare.
+    let childStarted!: () => void;
+    const started = new Promise<void>((resolve) => (childStarted = resolve));
     class Desk extends Toolbox {
       @tool async ask() {
         return subagent("slow", {});
@@ -244,6 +247,7 @@ describe("ToolError reasons through the public API (#5)", () => {
         async () => {
           const { id, signal } = execution();
           childIds.push(id);
+          childStarted();
           // Runs until the cancellation aborts its signal.
           await new Promise<never>((_resolve, reject) =>
             signal.addEventListener("abort", () => reject(signal.reason)),
@@ -254,6 +258,7 @@ describe("ToolError reasons through the public API (#5)", () => {
     env = await TestEnvironment.create({ agents: [parent, slow] });
     const created = await env.client.create("parent", {});
     await env.waitForStatus(created.id, "blocked");
+    await started;
     const child = (await env.client.list({ agentId: "slow" })).executions[0];
     expect(child).toBeDefined();
     await env.client.cancel(child!.id);
