@@ -9,7 +9,7 @@
  * registered, no span is created and each call costs one resolved `await`.
  */
 import type * as OtelApi from "@opentelemetry/api";
-import { rootSpanIdOfExecution, traceIdOfExecution } from "@rebuno/protocol";
+import { executionSpanContext } from "@rebuno/protocol";
 
 type Api = typeof OtelApi;
 
@@ -45,15 +45,6 @@ export function preciseNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-function executionSpanContext(a: Api, executionId: string): OtelApi.SpanContext {
-  return {
-    traceId: traceIdOfExecution(executionId),
-    spanId: rootSpanIdOfExecution(executionId),
-    traceFlags: a.TraceFlags.SAMPLED,
-    isRemote: true,
-  };
-}
-
 /**
  * Start a caller span of `executionId` under the execution's root, linked to the caller's active
  * span; the active span is told the execution id and, where it is recording, linked back.
@@ -79,7 +70,7 @@ function startInExecution(
       links,
       attributes: { ...attributes, "rebuno.execution.id": executionId },
     },
-    a.trace.setSpanContext(a.ROOT_CONTEXT, executionSpanContext(a, executionId)),
+    a.trace.setSpanContext(a.ROOT_CONTEXT, executionSpanContext(executionId)),
   );
   if (caller?.isRecording()) {
     caller.setAttribute("rebuno.execution.id", executionId);

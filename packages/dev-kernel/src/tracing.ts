@@ -7,7 +7,7 @@
  */
 import { createRequire } from "node:module";
 import type * as OtelApi from "@opentelemetry/api";
-import { rootSpanIdOfExecution, traceIdOfExecution } from "@rebuno/protocol";
+import { executionSpanContext } from "@rebuno/protocol";
 
 type Api = typeof OtelApi;
 
@@ -44,14 +44,9 @@ function active(): Api | undefined {
 function parentFor(api: Api, executionId: string): OtelApi.Context {
   // A span of this execution already active (the request being handled) is the parent.
   const current = api.context.active();
-  const traceId = traceIdOfExecution(executionId);
-  if (api.trace.getSpanContext(current)?.traceId === traceId) return current;
-  return api.trace.setSpanContext(api.ROOT_CONTEXT, {
-    traceId,
-    spanId: rootSpanIdOfExecution(executionId),
-    traceFlags: api.TraceFlags.SAMPLED,
-    isRemote: true,
-  });
+  const parent = executionSpanContext(executionId);
+  if (api.trace.getSpanContext(current)?.traceId === parent.traceId) return current;
+  return api.trace.setSpanContext(api.ROOT_CONTEXT, parent);
 }
 
 const EXECUTION_PATH = /^\/v0\/executions\/([0-9a-fA-F-]{36})(?:\/|$)/;

@@ -123,7 +123,12 @@ export {
   webhookSignature,
 } from "./signing.js";
 export { normalizeJson, stringifyJson, toWireJson } from "./strict-json.js";
-export { rootSpanIdOfExecution, traceIdOfExecution } from "./trace-ids.js";
+export {
+  type ExecutionSpanContext,
+  executionSpanContext,
+  rootSpanIdOfExecution,
+  traceIdOfExecution,
+} from "./trace-ids.js";
 export { decodeUtf8Go } from "./utf8.js";
 // Wire vocabulary
 export type {

@@ -43,3 +43,25 @@ export function rootSpanIdOfExecution(executionId: string): string {
   const id = hex16(BigInt(`0x${trace.slice(0, 16)}`) ^ BigInt(`0x${trace.slice(16)}`));
   return id === ZERO_SPAN ? `${ZERO_SPAN.slice(1)}1` : id;
 }
+
+/** The remote parent of an execution's spans, shaped as OpenTelemetry's `SpanContext`. */
+export interface ExecutionSpanContext {
+  readonly traceId: string;
+  readonly spanId: string;
+  /** W3C trace flags: 1, sampled (OpenTelemetry's `TraceFlags.SAMPLED`). */
+  readonly traceFlags: number;
+  readonly isRemote: true;
+}
+
+/**
+ * The span context every process (agent, caller, kernel) starts an execution's spans under, so
+ * they meet in one trace; pass it to OpenTelemetry's `trace.setSpanContext`.
+ */
+export function executionSpanContext(executionId: string): ExecutionSpanContext {
+  return {
+    traceId: traceIdOfExecution(executionId),
+    spanId: rootSpanIdOfExecution(executionId),
+    traceFlags: 1,
+    isRemote: true,
+  };
+}

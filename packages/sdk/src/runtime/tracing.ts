@@ -9,7 +9,7 @@
  */
 import { createRequire } from "node:module";
 import type * as OtelApi from "@opentelemetry/api";
-import { rootSpanIdOfExecution, ToolError, traceIdOfExecution } from "@rebuno/protocol";
+import { executionSpanContext, ToolError } from "@rebuno/protocol";
 import type { CallSpec } from "../tool-spec.js";
 import type { StepDecisionLike } from "./kernel-port.js";
 
@@ -54,16 +54,7 @@ const capped = (text: string) => (text.length > CAPTURE_LIMIT ? text.slice(0, CA
 
 /** The remote parent every span of `executionId` starts under. */
 function executionContext(a: Api, executionId: string): OtelApi.Context {
-  return a.trace.setSpanContext(a.ROOT_CONTEXT, executionSpanContext(a, executionId));
-}
-
-function executionSpanContext(a: Api, executionId: string): OtelApi.SpanContext {
-  return {
-    traceId: traceIdOfExecution(executionId),
-    spanId: rootSpanIdOfExecution(executionId),
-    traceFlags: a.TraceFlags.SAMPLED,
-    isRemote: true,
-  };
+  return a.trace.setSpanContext(a.ROOT_CONTEXT, executionSpanContext(executionId));
 }
 
 /** What a dispatch span is told about the dispatch. */
@@ -98,7 +89,7 @@ export class DispatchTrace {
         ? undefined
         : [
             {
-              context: executionSpanContext(a, info.spawnedBy.executionId),
+              context: executionSpanContext(info.spawnedBy.executionId),
               attributes: { "rebuno.link": "parent_step", "rebuno.step.id": info.spawnedBy.stepId },
             },
           ];
@@ -300,7 +291,7 @@ export class CallTrace {
   linkExecution(executionId: string, relation: string): void {
     this.span.setAttribute("rebuno.child.execution.id", executionId);
     this.span.addLink({
-      context: executionSpanContext(this.a, executionId),
+      context: executionSpanContext(executionId),
       attributes: { "rebuno.link": relation },
     });
   }
