@@ -128,10 +128,11 @@ export class SqliteStore implements Store {
     cache?: BoundedCache<T | null>,
   ): Store[K] {
     return ((...args: unknown[]) => {
-      let row = cache?.get(args.join("\n"));
+      const key = cache === undefined ? "" : args.join("\n");
+      let row = cache?.get(key);
       if (row === undefined) {
         row = this.all(table, SQL[name], ...args)[0] ?? null;
-        cache?.set(args.join("\n"), row);
+        cache?.set(key, row);
       }
       return row ?? undefined;
     }) as Store[K];
